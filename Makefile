@@ -1,0 +1,151 @@
+# mkueue — build, test, demo. `make help` lists the targets.
+# Every entry point calls `deps`, so a fresh Debian machine needs nothing by hand.
+
+VERSION   ?= 0.1.0
+CC        ?= cc
+BUILD     ?= build
+PKGS      := jansson libcurl yaml-0.1 openssl libmicrohttpd
+CSTD      := -std=c11 -D_GNU_SOURCE
+WARN      := -Wall -Wextra -Werror
+CFLAGS    ?= -O2 -g
+ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -Icommon -DMKUEUE_VERSION='"$(VERSION)"' \
+             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LIBS       = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+TEST_LIBS  = -lcmocka
+
+# Debian packages the build, tests and demo need (checked by `make deps`).
+# "pkg:cmd" is skipped when cmd is already on PATH (e.g. Node's own npm).
+DEB_PKGS  := build-essential pkg-config libmicrohttpd-dev libssl-dev libjansson-dev \
+             libcurl4-openssl-dev libyaml-dev libcmocka-dev clang clang-format cppcheck \
+             openssl curl jq etcd-server npm:npm kubernetes-client:kubectl
+
+COMMON_SRC  := $(sort $(wildcard common/*.c common/kinds/*.c))
+UNIT_SRC    := $(sort $(wildcard common/tests/test_*.c webhook/tests/test_*.c reconciler/tests/test_*.c))
+TEST_SUPPORT:= $(sort $(wildcard common/tests/support/*.c))
+FUZZ_SRC    := $(sort $(wildcard common/fuzz/fuzz_*.c webhook/fuzz/fuzz_*.c))
+WEBHOOK_SRC := $(sort $(filter-out webhook/main.c,$(wildcard webhook/*.c)))
+RECON_SRC   := $(sort $(filter-out reconciler/main.c,$(wildcard reconciler/*.c)))
+
+SHELL  := /bin/bash
+OBJDIR := $(BUILD)/obj
+
+.PHONY: all deps build unit unit-asan lint fuzz test e2e e2e-up e2e-down demo bench clean help format
+
+all: deps build
+
+help:
+	@echo "make            build libmkueue.a and bin/mkueue-{webhook,reconciler}"
+	@echo "make test       lint + unit tests (plain and ASan/UBSan) + e2e on real apiservers"
+	@echo "make demo       local clusters, mkueue installed, a job dispatched across clusters"
+	@echo "make unit       unit tests;  make unit-asan  the same under ASan+UBSan"
+	@echo "make fuzz       libFuzzer targets, bounded time each (FUZZ_SECONDS=$(FUZZ_SECONDS))"
+	@echo "make lint       clang-format check + cppcheck"
+	@echo "make e2e-up / e2e-down   start / stop etcd and three kube-apiservers"
+	@echo "make deps       install missing Debian packages with apt-get"
+
+deps:
+	@missing=""; for e in $(DEB_PKGS); do p=$${e%%:*}; c=$${e#*:}; \
+	  if [ "$$c" != "$$e" ] && command -v $$c >/dev/null; then continue; fi; \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "deps: run as root or install:$$missing" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+build: $(BUILD)/libmkueue.a bin/mkueue-webhook bin/mkueue-reconciler
+
+$(OBJDIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libmkueue.a: $(COMMON_SRC:%.c=$(BUILD)/obj/%.o)
+	@rm -f $@
+	ar rcs $@ $^
+
+bin/mkueue-webhook: webhook/main.c $(WEBHOOK_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libmkueue.a
+	@mkdir -p bin
+	$(CC) $(ALL_CFLAGS) -Iwebhook -o $@ $^ $(LIBS)
+
+bin/mkueue-reconciler: reconciler/main.c $(RECON_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libmkueue.a
+	@mkdir -p bin
+	$(CC) $(ALL_CFLAGS) -Ireconciler -o $@ $^ $(LIBS)
+
+# ---- unit tests -----------------------------------------------------------
+# One cmocka binary per test file, run under prove through cmocka's TAP output.
+# A variant tree ($(BUILD)/<variant>) keeps sanitizer objects apart.
+define unit_variant
+$(BUILD)/$(1)/obj/%.o: %.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_CFLAGS) $(2) -Iwebhook -Ireconciler -MMD -MP -c $$< -o $$@
+
+$(BUILD)/$(1)/tests/%: $(BUILD)/$(1)/obj/%.o $(TEST_SUPPORT:%.c=$(BUILD)/$(1)/obj/%.o) \
+		$(COMMON_SRC:%.c=$(BUILD)/$(1)/obj/%.o) $(WEBHOOK_SRC:%.c=$(BUILD)/$(1)/obj/%.o) \
+		$(RECON_SRC:%.c=$(BUILD)/$(1)/obj/%.o)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_CFLAGS) $(2) -o $$@ $$^ $$(LIBS) $$(TEST_LIBS)
+
+$(1)-bins: $(UNIT_SRC:%.c=$(BUILD)/$(1)/tests/%)
+endef
+
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+$(eval $(call unit_variant,plain,))
+$(eval $(call unit_variant,asan,$(SAN_FLAGS)))
+
+PROVE := prove --merge --timer
+unit: deps plain-bins
+	@cd $(BUILD)/plain/tests && CMOCKA_MESSAGE_OUTPUT=TAP MKUEUE_TEST_DATA=$(CURDIR)/common/tests/data \
+	  $(PROVE) -e '' $(UNIT_SRC:%.c=%)
+
+unit-asan: deps asan-bins
+	@cd $(BUILD)/asan/tests && CMOCKA_MESSAGE_OUTPUT=TAP MKUEUE_TEST_DATA=$(CURDIR)/common/tests/data \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(PROVE) -e '' $(UNIT_SRC:%.c=%)
+
+# ---- fuzzing --------------------------------------------------------------
+FUZZ_SECONDS ?= 20
+FUZZ_CFLAGS  := $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Icommon \
+                $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+$(BUILD)/fuzz/%: %.c $(COMMON_SRC)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $^ $(LIBS)
+
+fuzz: deps $(FUZZ_SRC:%.c=$(BUILD)/fuzz/%)
+	@set -e; for f in $(FUZZ_SRC:%.c=%); do \
+	  name=$$(basename $$f); corpus=$(BUILD)/fuzz-corpus/$$name; mkdir -p $$corpus; \
+	  seeds=$$(dirname $$f)/corpus/$$name; [ -d $$seeds ] || seeds=; \
+	  echo "fuzz: $$name for $(FUZZ_SECONDS)s"; \
+	  $(BUILD)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
+	    $$corpus $$seeds 2>&1 | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|Done' ; \
+	  test $${PIPESTATUS[0]} -eq 0; \
+	done
+
+# ---- lint -----------------------------------------------------------------
+C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find common webhook reconciler -name '*.[ch]')
+lint: deps
+	@echo "lint: clang-format"; clang-format --dry-run --Werror $(C_FILES)
+	@echo "lint: cppcheck"; cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	  --inline-suppr --std=c11 -Icommon --suppress=missingIncludeSystem $(C_FILES)
+
+format:
+	clang-format -i $(C_FILES)
+
+# ---- end to end -----------------------------------------------------------
+e2e-up: deps build
+	e2e/testbed.sh up
+
+e2e-down:
+	e2e/testbed.sh down
+
+e2e: deps build
+	e2e/run.sh
+
+demo: deps build
+	e2e/demo.sh
+
+test: deps lint build unit unit-asan e2e
+
+clean:
+	rm -rf $(BUILD) bin
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

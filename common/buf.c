@@ -1,0 +1,147 @@
+#include "buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void buf_init(struct buf *b, size_t cap)
+{
+    memset(b, 0, sizeof(*b));
+    b->cap = cap;
+}
+
+static int reserve(struct buf *b, size_t extra)
+{
+    if (b->cap && (extra > b->cap || b->len > b->cap - extra)) {
+        b->overflow = 1;
+        return -1;
+    }
+    size_t need = b->len + extra + 1;
+    if (need <= b->alloc)
+        return 0;
+    size_t n = b->alloc ? b->alloc : 256;
+    while (n < need)
+        n = n > ((size_t)-1) / 2 ? need : n * 2;
+    char *p = realloc(b->data, n);
+    if (!p) {
+        b->oom = 1;
+        return -1;
+    }
+    b->data = p;
+    b->alloc = n;
+    return 0;
+}
+
+int buf_append(struct buf *b, const void *data, size_t len)
+{
+    if (reserve(b, len) < 0)
+        return -1;
+    if (len)
+        memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+int buf_append_str(struct buf *b, const char *s)
+{
+    return buf_append(b, s, strlen(s));
+}
+
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || reserve(b, (size_t)n) < 0)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return 0;
+}
+
+int buf_append_json_string(struct buf *b, const char *s)
+{
+    int rc = buf_append(b, "\"", 1);
+    const unsigned char *p = (const unsigned char *)s;
+    const unsigned char *run = p;
+    for (; *p; p++) {
+        const char *esc = NULL;
+        char tmp[8];
+        switch (*p) {
+        case '"':
+            esc = "\\\"";
+            break;
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        default:
+            if (*p < 0x20) {
+                snprintf(tmp, sizeof(tmp), "\\u%04x", *p);
+                esc = tmp;
+            }
+        }
+        if (esc) {
+            rc |= buf_append(b, run, (size_t)(p - run));
+            rc |= buf_append_str(b, esc);
+            run = p + 1;
+        }
+    }
+    rc |= buf_append(b, run, (size_t)(p - run));
+    rc |= buf_append(b, "\"", 1);
+    return rc ? -1 : 0;
+}
+
+const char *buf_cstr(struct buf *b)
+{
+    if (!b->data && reserve(b, 0) < 0)
+        return NULL;
+    b->data[b->len] = '\0';
+    return b->data;
+}
+
+char *buf_steal(struct buf *b)
+{
+    char *p = b->data;
+    b->data = NULL;
+    b->len = b->alloc = 0;
+    return p;
+}
+
+void buf_reset(struct buf *b)
+{
+    b->len = 0;
+    b->overflow = b->oom = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+void buf_consume(struct buf *b, size_t n)
+{
+    if (n >= b->len) {
+        buf_reset(b);
+        return;
+    }
+    memmove(b->data, b->data + n, b->len - n);
+    b->len -= n;
+    b->data[b->len] = '\0';
+}
+
+void buf_free(struct buf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof(*b));
+}

@@ -1,0 +1,54 @@
+/* In-memory store of Kubernetes objects keyed by "namespace/name" (or "name"
+ * for cluster-scoped), with add/update/delete handlers and a synced flag.
+ * Readers take a read lock; the informer is the only writer. Objects in the
+ * store are immutable once stored: writers replace, never modify. */
+#ifndef MKUEUE_KUBE_CACHE_H
+#define MKUEUE_KUBE_CACHE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct kcache;
+
+/* Handlers run on the informer's thread, after the store changed and with no
+ * lock held. old is NULL for add; for delete, obj is the last known state. */
+struct kcache_handlers {
+    void (*on_add)(const char *key, json_t *obj, void *ud);
+    void (*on_update)(const char *key, json_t *old, json_t *obj, void *ud);
+    void (*on_delete)(const char *key, json_t *obj, void *ud);
+    void *ud;
+};
+
+struct kcache *kcache_new(void);
+void kcache_free(struct kcache *c);
+/* Registers handlers (at most 8); call before the informer starts. */
+int kcache_add_handlers(struct kcache *c, const struct kcache_handlers *h);
+
+/* Key of an object: "ns/name" or "name". Writes into out; returns 0 or -1. */
+int kcache_key(json_t *obj, char *out, size_t outlen);
+
+/* Returns a new reference (json_decref it) or NULL. */
+json_t *kcache_get(struct kcache *c, const char *key);
+json_t *kcache_get_nsname(struct kcache *c, const char *ns, const char *name);
+/* Calls fn for every object under the read lock (fn must not call back into
+ * the cache's writers). Stops when fn returns non-zero. ns NULL = all. */
+void kcache_foreach(struct kcache *c, const char *ns,
+                    int (*fn)(const char *key, json_t *obj, void *ud), void *ud);
+/* A JSON array (new reference) of all objects, optionally in one namespace. */
+json_t *kcache_list(struct kcache *c, const char *ns);
+size_t kcache_len(struct kcache *c);
+
+/* Writer side (the informer). obj reference is taken (stolen) by upsert. */
+void kcache_upsert(struct kcache *c, json_t *obj);
+void kcache_remove(struct kcache *c, json_t *obj);
+/* Replaces the whole content with items of a fresh list: calls add/update for
+ * present ones (update only when resourceVersion changed) and delete for
+ * vanished ones. items is borrowed. */
+void kcache_replace(struct kcache *c, json_t *items);
+/* Re-delivers every object as an update (old == obj) for periodic resync. */
+void kcache_resync(struct kcache *c);
+
+void kcache_set_synced(struct kcache *c, int synced);
+int kcache_synced(struct kcache *c);
+
+#endif

@@ -1,0 +1,141 @@
+/* Kubernetes REST client on libcurl.
+ *
+ * One kc_client per API server, shared by all threads: it keeps a small pool
+ * of curl easy handles (each with its kept-alive connection), applies a
+ * QPS/burst token bucket and a per-request timeout, and decodes Kubernetes
+ * `Status` errors. Objects are jansson values; returned ones are new
+ * references the caller must json_decref. */
+#ifndef MKUEUE_KUBE_CLIENT_H
+#define MKUEUE_KUBE_CLIENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "kube_config.h"
+
+/* Return codes (0 = success). */
+enum {
+    KC_OK = 0,
+    KC_ERR_TRANSPORT = -1, /* connect/TLS/timeout/reset; see st->message */
+    KC_ERR_HTTP = -2,      /* the server answered non-2xx; see st */
+    KC_ERR_DECODE = -3,    /* response body was not the JSON we expected */
+    KC_ERR_NOMEM = -4,
+    KC_ERR_TOOBIG = -5, /* response exceeded max_body */
+    KC_ERR_INVAL = -6,  /* bad arguments */
+    KC_ERR_STOPPED = -7 /* aborted by a stop flag (watch) */
+};
+
+/* What a request ended with: always filled, also on success. */
+struct kc_status {
+    long http;          /* HTTP status, 0 when no response */
+    char reason[64];    /* Status.reason, e.g. "NotFound", "AlreadyExists", "Conflict" */
+    char message[512];  /* Status.message, or the transport error */
+    long retry_after_s; /* Retry-After header (429/503) or details.retryAfterSeconds, else 0 */
+    int transport_code; /* CURLcode when rc == KC_ERR_TRANSPORT */
+};
+
+#define kc_is_not_found(st)      ((st)->http == 404)
+#define kc_is_already_exists(st) ((st)->http == 409 && strcmp((st)->reason, "AlreadyExists") == 0)
+#define kc_is_conflict(st)       ((st)->http == 409 && strcmp((st)->reason, "AlreadyExists") != 0)
+#define kc_is_gone(st)           ((st)->http == 410)
+#define kc_is_retryable(st)      ((st)->http == 0 || (st)->http == 429 || (st)->http >= 500)
+
+/* A resource: group "" is the core group ("/api/v1/..."). */
+struct kc_resource {
+    const char *group;    /* "" or "batch", "kueue.x-k8s.io", ... */
+    const char *version;  /* "v1", "v1beta2", ... */
+    const char *resource; /* plural, lower-case: "jobs", "workloads" */
+    int namespaced;
+};
+
+struct kc_options {
+    double qps;              /* default 50; <0 disables limiting */
+    int burst;               /* default 100 */
+    long timeout_ms;         /* per request, default 30000 */
+    long connect_timeout_ms; /* default 5000 */
+    size_t max_body;         /* max response body, default 64 MiB */
+    int pool_size;           /* easy handles kept, default 8 */
+    const char *user_agent;  /* default "mkueue/<version>" */
+};
+
+struct kc_client;
+
+/* Creates a client; the config is copied (the caller keeps ownership of cfg
+ * but must keep it alive as long as the client: the token file is re-read
+ * through it). opt may be NULL for defaults. Returns NULL and fills err. */
+struct kc_client *kc_new(struct kcfg *cfg, const struct kc_options *opt, char *err, size_t errlen);
+void kc_free(struct kc_client *c);
+const char *kc_server(const struct kc_client *c);
+
+/* Path of a resource collection or object, escaped: ns may be NULL for
+ * cluster-scoped or all-namespaces; name and subresource may be NULL.
+ * Returns a malloc'd string. */
+char *kc_path(const struct kc_resource *r, const char *ns, const char *name, const char *sub);
+
+/* GET one object. */
+int kc_get(struct kc_client *c, const struct kc_resource *r, const char *ns, const char *name,
+           json_t **out, struct kc_status *st);
+
+struct kc_list_opts {
+    const char *label_selector;
+    const char *field_selector;
+    long limit;                 /* 0 = server default */
+    const char *continue_token; /* from metadata.continue */
+    const char *resource_version;
+};
+/* One page of a list; *out is the List object (items, metadata.continue,
+ * metadata.resourceVersion). */
+int kc_list(struct kc_client *c, const struct kc_resource *r, const char *ns,
+            const struct kc_list_opts *o, json_t **out, struct kc_status *st);
+/* All pages, following `continue`; *out is a List with every item and the
+ * resourceVersion of the last page. page_size 0 = 500. */
+int kc_list_all(struct kc_client *c, const struct kc_resource *r, const char *ns,
+                const char *label_selector, const char *field_selector, long page_size,
+                json_t **out, struct kc_status *st);
+
+/* POST a new object (obj is not stolen). *out may be NULL. */
+int kc_create(struct kc_client *c, const struct kc_resource *r, const char *ns, json_t *obj,
+              json_t **out, struct kc_status *st);
+
+enum kc_patch_type {
+    KC_PATCH_MERGE, /* application/merge-patch+json (RFC 7386) */
+    KC_PATCH_JSON,  /* application/json-patch+json (RFC 6902) */
+    KC_PATCH_APPLY  /* application/apply-patch+yaml (server-side apply; JSON is valid YAML) */
+};
+/* PATCH an object or its subresource ("status"); field_manager is required for
+ * KC_PATCH_APPLY (force=true is sent) and optional otherwise. *out may be NULL. */
+int kc_patch(struct kc_client *c, const struct kc_resource *r, const char *ns, const char *name,
+             const char *subresource, enum kc_patch_type type, json_t *patch,
+             const char *field_manager, json_t **out, struct kc_status *st);
+
+/* PUT a whole object (used for the rare full update, e.g. finalizer removal
+ * with resourceVersion precondition). */
+int kc_update(struct kc_client *c, const struct kc_resource *r, const char *ns, const char *name,
+              const char *subresource, json_t *obj, json_t **out, struct kc_status *st);
+
+/* DELETE with propagationPolicy ("Background", "Foreground", "Orphan" or NULL)
+ * and an optional UID precondition. 404 is returned as KC_ERR_HTTP. */
+int kc_delete(struct kc_client *c, const struct kc_resource *r, const char *ns, const char *name,
+              const char *propagation, const char *precondition_uid, struct kc_status *st);
+
+/* Raw request: path starts with '/', query without '?' (already escaped) or
+ * NULL, body may be NULL. *out (may be NULL) receives the parsed JSON body on
+ * 2xx. Used by the above and for discovery (/openapi/v2, /version). */
+int kc_request(struct kc_client *c, const char *method, const char *path, const char *query,
+               const char *content_type, const char *body, size_t body_len, json_t **out,
+               struct kc_status *st);
+
+/* Streaming GET for watches: calls on_data for each chunk as it arrives
+ * until the server closes, an error occurs, on_data returns non-zero, or
+ * *stop becomes non-zero (checked at least every 200 ms). timeout_s bounds
+ * the whole stream (0 = none). Not subject to the per-request timeout, but
+ * to the QPS limiter once at start. */
+typedef int (*kc_data_fn)(const char *data, size_t len, void *ud);
+int kc_stream(struct kc_client *c, const char *path, const char *query, long timeout_s,
+              volatile int *stop, kc_data_fn on_data, void *ud, struct kc_status *st);
+
+/* Escapes a string for a URL query value or path segment (RFC 3986
+ * unreserved kept). Returns malloc'd string. */
+char *kc_escape(const char *s);
+
+#endif

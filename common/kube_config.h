@@ -1,0 +1,68 @@
+/* Connection settings for one Kubernetes API server, from a kubeconfig
+ * (parsed with libyaml) or from the in-cluster service account.
+ *
+ * Kubeconfigs are untrusted by default (they come from Secrets): anything
+ * that would run a program, read a local file, skip TLS verification, send a
+ * password or talk plain HTTP is refused with an error naming the field. */
+#ifndef MKUEUE_KUBE_CONFIG_H
+#define MKUEUE_KUBE_CONFIG_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <time.h>
+
+#define KCFG_MAX_BYTES (1024 * 1024) /* larger kubeconfigs are refused */
+
+enum kcfg_flags {
+    KCFG_UNTRUSTED = 0,
+    /* The operator's own --kubeconfig: file paths (certificate-authority,
+     * client-certificate, client-key, tokenFile) are allowed and resolved
+     * relative to the kubeconfig's folder. exec, auth-provider, basic auth,
+     * insecure-skip-tls-verify and http:// stay refused. */
+    KCFG_TRUSTED = 1,
+};
+
+struct kcfg {
+    char *server;  /* https://host:port[/prefix], no trailing slash */
+    char *context; /* context used (NULL for in-cluster) */
+    char *ca_pem;  /* CA bundle (PEM), NULL = system roots */
+    size_t ca_len;
+    char *cert_pem; /* client certificate (PEM) or NULL */
+    size_t cert_len;
+    char *key_pem; /* client key (PEM) or NULL */
+    size_t key_len;
+    char *token;           /* static bearer token or NULL */
+    char *token_file;      /* re-read when its mtime changes (in-cluster, trusted) */
+    char *tls_server_name; /* optional SNI/verification name override */
+
+    /* token_file cache, guarded by lock */
+    pthread_mutex_t lock;
+    char *file_token;
+    struct timespec file_mtime;
+};
+
+/* Parses kubeconfig YAML. `context` NULL selects current-context. `path_base`
+ * is the folder relative file paths resolve against (trusted mode only; NULL
+ * = current directory). On success *out is a new config owned by the caller
+ * (kcfg_free). On failure returns <0 and writes a message to err naming the
+ * field, e.g. "users[0].user.exec: exec credential plugins are not allowed". */
+int kcfg_parse(const char *yaml, size_t len, const char *context, int flags, const char *path_base,
+               struct kcfg **out, char *err, size_t errlen);
+
+/* Reads and parses a kubeconfig file (at most KCFG_MAX_BYTES). */
+int kcfg_load_file(const char *path, const char *context, int flags, struct kcfg **out, char *err,
+                   size_t errlen);
+
+/* In-cluster config: KUBERNETES_SERVICE_HOST/PORT, and ca.crt, token,
+ * namespace under `sa_dir` (NULL = /var/run/secrets/kubernetes.io/serviceaccount).
+ * The token is read through token_file so rotation is picked up. */
+int kcfg_in_cluster(const char *sa_dir, struct kcfg **out, char *err, size_t errlen);
+
+/* Returns a malloc'd copy of the bearer token to send now (static token, or
+ * token_file re-read when its mtime changed), or NULL when there is none.
+ * Thread-safe. */
+char *kcfg_bearer_token(struct kcfg *cfg);
+
+void kcfg_free(struct kcfg *cfg);
+
+#endif
