@@ -30,7 +30,7 @@ static json_t *capture_line(void (*emit)(void))
 static void emit_info(void)
 {
     LOG_I("reconciler", "dispatched \"job\"", "workload", "ns/job-1", "cluster", "worker-1", "none",
-          NULL);
+          (const char *)NULL);
 }
 
 static void emit_debug(void)
