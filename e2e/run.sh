@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs the end-to-end scenarios (e2e/tests/*.bats, through prove) against the
+# three local clusters. Brings the test bed up and always tears it down,
+# unless MKUEUE_E2E_KEEP=1. Pass scenario files to run a subset.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+export MKUEUE_ROOT=$ROOT
+
+cleanup() {
+    local rc=$?
+    [ "${MKUEUE_E2E_KEEP:-0}" = 1 ] || "$HERE/testbed.sh" down || true
+    exit $rc
+}
+trap cleanup EXIT INT TERM
+
+"$HERE/testbed.sh" up
+eval "$("$HERE/testbed.sh" env)"
+export HELM=${HELM:-$("$HERE/scripts/install-helm.sh")}
+
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=("$HERE"/tests/*.bats)
+prove --timer -e 'bats --tap' "${tests[@]}"

@@ -1,0 +1,40 @@
+# Shared helpers for the bats scenarios. Loaded with `load helpers`.
+# The runner exports KUBECONFIG (contexts manager, worker-1, worker-2),
+# MKUEUE_E2E_DIR, MKUEUE_ROOT and HELM.
+
+CLUSTERS=(manager worker-1 worker-2)
+
+k() { kubectl --context "$1" "${@:2}"; }
+km() { k manager "$@"; }
+kw1() { k worker-1 "$@"; }
+kw2() { k worker-2 "$@"; }
+
+# eventually SECONDS CMD...: retries CMD every 0.2 s until it succeeds.
+eventually() {
+    local deadline=$((SECONDS + $1)); shift
+    until "$@"; do
+        [ $SECONDS -lt $deadline ] || { echo "timed out waiting for: $*" >&2; return 1; }
+        sleep 0.2
+    done
+}
+
+# jsonpath CONTEXT ARGS... -> value printed by kubectl -o jsonpath
+jp() { k "$1" get "${@:2}" 2>/dev/null; }
+
+# On failure, show the objects and the tail of each component's log.
+dump_state() {
+    local c
+    for c in "${CLUSTERS[@]}"; do
+        echo "# ---- $c"
+        k "$c" get workloads,localqueues,clusterqueues,jobs -A -o wide 2>&1 | sed 's/^/# /'
+    done
+    for f in "$MKUEUE_E2E_DIR"/logs/*.log; do
+        case "$f" in *apiserver*|*etcd*|*kcm*) continue ;; esac
+        echo "# ---- $(basename "$f")"
+        tail -n 30 "$f" | sed 's/^/# /'
+    done
+}
+
+teardown_common() {
+    if [ -z "${BATS_TEST_COMPLETED:-}" ]; then dump_state >&3; fi
+}
