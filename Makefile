@@ -71,6 +71,10 @@ bin/mkueue-reconciler: reconciler/main.c $(RECON_SRC:%.c=$(BUILD)/obj/%.o) $(BUI
 	@mkdir -p bin
 	$(CC) $(ALL_CFLAGS) -Ireconciler -o $@ $^ $(LIBS)
 
+# The worker-side Kueue test double the test bed runs (see e2e/standin/).
+$(BUILD)/kueue-standin: e2e/standin/kueue_standin.c $(BUILD)/libmkueue.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+
 # ---- unit tests -----------------------------------------------------------
 # One cmocka binary per test file, run under prove through cmocka's TAP output.
 # A variant tree ($(BUILD)/<variant>) keeps sanitizer objects apart.
@@ -131,16 +135,16 @@ format:
 	clang-format -i $(C_FILES)
 
 # ---- end to end -----------------------------------------------------------
-e2e-up: deps build
+e2e-up: deps build $(BUILD)/kueue-standin
 	e2e/testbed.sh up
 
 e2e-down:
 	e2e/testbed.sh down
 
-e2e: deps build
+e2e: deps build $(BUILD)/kueue-standin
 	e2e/run.sh
 
-demo: deps build
+demo: deps build $(BUILD)/kueue-standin
 	e2e/demo.sh
 
 test: deps lint build unit unit-asan e2e

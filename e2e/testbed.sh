@@ -2,8 +2,9 @@
 # Three real Kubernetes control planes on loopback: `manager`, `worker-1`,
 # `worker-2`. One etcd (a prefix per cluster), a kube-apiserver and a
 # kube-controller-manager per cluster, TLS everywhere, client-cert admin,
-# RBAC, service-account keys. No kubelet: pods never run, tests finish work
-# by patching status.
+# RBAC, service-account keys; on each worker the Kueue test double
+# (e2e/standin). No kubelet: pods never run, tests finish work by patching
+# status.
 #
 #   e2e/testbed.sh up      start (idempotent: an already running bed is kept)
 #   e2e/testbed.sh down    stop every process and free the ports
@@ -24,6 +25,7 @@ declare -A PORT=([manager]=${MKUEUE_MANAGER_PORT:-16443}
                  [worker-2]=${MKUEUE_WORKER2_PORT:-16445})
 CLUSTERS=(manager worker-1 worker-2)
 PIDS="$DIR/pids"
+STANDIN=${MKUEUE_STANDIN:-$ROOT/build/kueue-standin}
 log() { echo "testbed: $*" >&2; }
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -129,6 +131,7 @@ up() {
     stop_all
     local kube
     kube=$("$HERE/scripts/build-kube.sh")
+    [ -x "$STANDIN" ] || { log "$STANDIN is missing: run 'make e2e-up'"; return 1; }
     for p in "$ETCD_PORT" $((ETCD_PORT + 1)) "${PORT[@]}"; do
         port_busy "$p" && { log "port $p is in use; set MKUEUE_*_PORT"; return 1; }
     done
@@ -176,6 +179,9 @@ up() {
             --use-service-account-credentials=true \
             --leader-elect=false --port 0 --secure-port 0 --controllers "$ctl"
         install_crds "$c"
+        if [ "$c" != manager ]; then
+            start "kueue-standin-$c" "$STANDIN" --kubeconfig "$DIR/kubeconfig/$c.yaml" --name "$c"
+        fi
     done
     merged
     log "up: manager :${PORT[manager]}, worker-1 :${PORT[worker-1]}, worker-2 :${PORT[worker-2]}; KUBECONFIG=$DIR/kubeconfig/all.yaml"

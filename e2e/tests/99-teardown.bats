@@ -18,7 +18,7 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 @test "a second test bed comes up beside the first and goes away without a trace" {
     "$MKUEUE_ROOT/e2e/testbed.sh" up
     pids=$(awk '{print $1}' "$MKUEUE_E2E_DIR/pids")
-    [ "$(echo "$pids" | wc -w)" -eq 7 ]   # etcd + 3 apiservers + 3 controller-managers
+    [ "$(echo "$pids" | wc -w)" -eq 9 ]   # etcd + 3 apiservers + 3 controller-managers + 2 stand-ins
     run kubectl --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/worker-2.yaml" get --raw /readyz
     [ "$output" = ok ]
     "$MKUEUE_ROOT/e2e/testbed.sh" down
