@@ -1,0 +1,106 @@
+/* Job-kind adapters: one entry per kind, shared by the webhook and the
+ * reconciler. A kind says where its managedBy and suspend flags live, how its
+ * Workload's pod sets are computed, and how its remote copy differs from the
+ * generic one. A new kind is one new file plus one line in registry.c. */
+#ifndef MKUEUE_KINDS_H
+#define MKUEUE_KINDS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "kube_client.h"
+
+#define MK_MANAGED_BY "kueue.x-k8s.io/multikueue"
+#define MK_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
+#define MK_ORIGIN_LABEL "kueue.x-k8s.io/multikueue-origin"
+#define MK_ORIGIN_UID_ANNOTATION "kueue.x-k8s.io/multikueue-origin-uid"
+#define MK_PREBUILT "kueue.x-k8s.io/prebuilt-workload-name"
+#define MK_MANAGED_LABEL "kueue.x-k8s.io/managed"
+#define MK_ADMISSION_GATE "kueue.x-k8s.io/admission"
+#define MK_POD_SUSPENDING_PARENT "kueue.x-k8s.io/pod-suspending-parent"
+#define MK_MAX_PODSETS 18
+
+/* How the manager keeps a job of this kind from running locally. */
+enum mk_gating {
+    MK_GATE_MANAGED_BY,   /* the kind's managedBy field (Job, JobSet, Kubeflow, Ray, ...) */
+    MK_GATE_POD,          /* scheduling gate on the Pod itself */
+    MK_GATE_POD_TEMPLATE, /* marks on the pod template; its pods are gated (Deployment, STS, LWS) */
+};
+
+enum mk_status_sync {
+    MK_STATUS_WHOLE, /* the local .status is replaced by the remote .status */
+    MK_STATUS_NONE,  /* never copied (StatefulSet, LeaderWorkerSet) */
+};
+
+struct mk_kind {
+    const char *kind;     /* "Job" */
+    const char *group;    /* "batch"; "" for the core group */
+    const char *version;  /* "v1" */
+    const char *resource; /* "jobs" */
+    enum mk_gating gating;
+    const char *managed_by_path;   /* jsonx path of managedBy, NULL when the kind has none */
+    const char *native_controller; /* managedBy value meaning "the kind's own controller" */
+    const char *suspend_path;      /* jsonx path of the suspend flag, NULL when none */
+    /* Fields by which a worker would delete its copy by itself (invariant 3):
+     * stripped from remote copies. NULL-terminated, may be NULL. */
+    const char *const *ttl_paths;
+    int prebuilt_allowed; /* may carry kueue.x-k8s.io/prebuilt-workload-name */
+    enum mk_status_sync status_sync;
+    /* Appends the Workload's pod sets ({name, count, template[, minCount]}) to
+     * the array `out`. Returns 0, or -1 with a message naming the field. */
+    int (*pod_sets)(const json_t *job, json_t *out, char *err, size_t errlen);
+    /* Kind-specific edits of a remote copy, after the generic ones; may be NULL. */
+    void (*edit_remote)(json_t *copy, const json_t *job);
+};
+
+/* ---- registry ------------------------------------------------------------- */
+
+size_t mk_kinds_count(void);
+const struct mk_kind *mk_kind_at(size_t i);
+/* Lookups; NULL when unknown. apiVersion is "group/version" or "v1". */
+const struct mk_kind *mk_kind_by_gvk(const char *api_version, const char *kind);
+const struct mk_kind *mk_kind_by_resource(const char *group, const char *version,
+                                          const char *resource);
+const struct mk_kind *mk_kind_of(const json_t *obj); /* by apiVersion and kind */
+
+/* Registers an external kind named "Kind.version.group" (Kueue's
+ * externalFrameworks syntax), with managedBy at spec.managedBy and whole
+ * status sync; its Workload pod sets must come from elsewhere. The resource
+ * is the lower-case plural guessed as kind+"s" unless `resource` is given.
+ * Returns 0, or -1 on a malformed name or a full registry. */
+int mk_kinds_add_external(const char *kind_version_group, const char *resource);
+
+/* Kueue's webhook paths: "/mutate-batch-v1-job", "/validate--v1-pod". */
+int mk_webhook_path(const struct mk_kind *k, const char *verb, char *out, size_t outlen);
+/* Parses such a path; *mutate is 1 for mutate-, 0 for validate-. */
+const struct mk_kind *mk_kind_by_webhook_path(const char *path, int *mutate);
+
+/* kc_resource view of a kind. */
+struct kc_resource mk_kind_resource(const struct mk_kind *k);
+/* "group/version" or "version" for the core group, into out. */
+void mk_api_version(const struct mk_kind *k, char *out, size_t outlen);
+
+/* ---- behaviour shared by all kinds ----------------------------------------- */
+
+/* The job's managedBy value (borrowed) or NULL when unset or the kind has none. */
+const char *mk_managed_by(const struct mk_kind *k, const json_t *job);
+/* 1 when the job is ours: managedBy equals kueue.x-k8s.io/multikueue. */
+int mk_is_managed(const struct mk_kind *k, const json_t *job);
+
+/* Workload name per Kueue: lower(kind)-name truncated to 247, "-", and the
+ * first 5 hex digits of sha1(kind\ngroup\nname\nuid). Returns 0 or -1. */
+int mk_workload_name(const char *kind, const char *group, const char *name, const char *uid,
+                     char *out, size_t outlen);
+
+/* The Workload pod sets of a job (new array), or NULL with err. Checks the
+ * count of pod sets and that each has a name and a non-negative count. */
+json_t *mk_pod_sets(const struct mk_kind *k, const json_t *job, char *err, size_t errlen);
+
+/* The object to create on a worker: metadata reduced to name, namespace,
+ * labels and annotations; origin label; prebuilt-workload-name annotation
+ * (when the kind allows it); managedBy removed; self-cleanup fields removed;
+ * status dropped; then the kind's own edits. New reference or NULL on oom. */
+json_t *mk_remote_copy(const struct mk_kind *k, const json_t *job, const char *origin,
+                       const char *workload_name);
+
+#endif

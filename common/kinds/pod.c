@@ -1,0 +1,43 @@
+/* v1 Pod (gated by a scheduling gate) and apps/v1 Deployment (whose pods are
+ * dispatched one by one as single-pod Workloads; no Deployment Workload). */
+#include <stdio.h>
+
+#include "jsonx.h"
+#include "kinds/kinds.h"
+#include "kinds/podset.h"
+
+static int pod_pod_sets(const json_t *pod, json_t *out, char *err, size_t errlen)
+{
+    json_t *tmpl = json_pack("{s:O}", "spec", jx_get(pod, "spec") ?: json_null());
+    int rc = tmpl ? mk_podset_add(out, "main", 1, tmpl, err, errlen) : -1;
+    json_decref(tmpl);
+    return rc;
+}
+
+static int deployment_pod_sets(const json_t *d, json_t *out, char *err, size_t errlen)
+{
+    (void)d, (void)out;
+    snprintf(err, errlen, "a Deployment has no Workload: each of its pods is dispatched alone");
+    return -1;
+}
+
+const struct mk_kind mk_kind_pod = {
+    .kind = "Pod",
+    .group = "",
+    .version = "v1",
+    .resource = "pods",
+    .gating = MK_GATE_POD,
+    .prebuilt_allowed = 1,
+    .status_sync = MK_STATUS_WHOLE,
+    .pod_sets = pod_pod_sets,
+};
+
+const struct mk_kind mk_kind_deployment = {
+    .kind = "Deployment",
+    .group = "apps",
+    .version = "v1",
+    .resource = "deployments",
+    .gating = MK_GATE_POD_TEMPLATE,
+    .status_sync = MK_STATUS_NONE,
+    .pod_sets = deployment_pod_sets,
+};

@@ -1,0 +1,91 @@
+/* ray.io/v1 RayJob and RayCluster: a head pod set and one per worker group
+ * (replicas x numOfHosts); RayJob adds the submitter in K8sJobMode. */
+#include <stdio.h>
+#include <string.h>
+
+#include "jsonx.h"
+#include "kinds/kinds.h"
+#include "kinds/podset.h"
+
+static int cluster_pod_sets(const json_t *spec, const char *field, json_t *out, char *err,
+                            size_t errlen)
+{
+    if (!json_is_object(jx_get(spec, "headGroupSpec"))) {
+        snprintf(err, errlen, "%s.headGroupSpec is required", field);
+        return -1;
+    }
+    if (mk_podset_add(out, "head", 1, jx_get(spec, "headGroupSpec.template"), err, errlen) < 0)
+        return -1;
+    size_t i;
+    json_t *g;
+    json_array_foreach(jx_get(spec, "workerGroupSpecs"), i, g)
+    {
+        long long replicas = mk_count_at(g, "replicas", 1);
+        long long hosts = mk_count_at(g, "numOfHosts", 1);
+        if (replicas < 0 || hosts < 0) {
+            snprintf(err, errlen, "%s.workerGroupSpecs[%zu]: replicas and numOfHosts must be "
+                                  "non-negative integers", field, i);
+            return -1;
+        }
+        if (mk_podset_add(out, jx_str(g, "groupName"), replicas * hosts, jx_get(g, "template"), err,
+                          errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int raycluster_pod_sets(const json_t *rc, json_t *out, char *err, size_t errlen)
+{
+    return cluster_pod_sets(jx_get(rc, "spec"), "spec", out, err, errlen);
+}
+
+static int rayjob_pod_sets(const json_t *rj, json_t *out, char *err, size_t errlen)
+{
+    if (cluster_pod_sets(jx_get(rj, "spec.rayClusterSpec"), "spec.rayClusterSpec", out, err,
+                         errlen) < 0)
+        return -1;
+    const char *mode = jx_str(rj, "spec.submissionMode");
+    if (mode && strcmp(mode, "K8sJobMode") != 0)
+        return 0;
+    json_t *tmpl = jx_get(rj, "spec.submitterPodTemplate");
+    if (tmpl)
+        return mk_podset_add(out, "submitter", 1, tmpl, err, errlen);
+    /* KubeRay's default submitter asks for 500m CPU and 200Mi memory. */
+    json_t *def = json_pack("{s:{s:[{s:s,s:{s:{s:s,s:s}}}]}}", "spec", "containers", "name",
+                            "ray-job-submitter", "resources", "requests", "cpu", "500m", "memory",
+                            "200Mi");
+    int rc = mk_podset_add(out, "submitter", 1, def, err, errlen);
+    json_decref(def);
+    return rc;
+}
+
+static const char *const rayjob_ttl[] = {"spec.ttlSecondsAfterFinished", NULL};
+
+const struct mk_kind mk_kind_rayjob = {
+    .kind = "RayJob",
+    .group = "ray.io",
+    .version = "v1",
+    .resource = "rayjobs",
+    .gating = MK_GATE_MANAGED_BY,
+    .managed_by_path = "spec.managedBy",
+    .native_controller = "ray.io/kuberay-operator",
+    .suspend_path = "spec.suspend",
+    .ttl_paths = rayjob_ttl,
+    .prebuilt_allowed = 1,
+    .status_sync = MK_STATUS_WHOLE,
+    .pod_sets = rayjob_pod_sets,
+};
+
+const struct mk_kind mk_kind_raycluster = {
+    .kind = "RayCluster",
+    .group = "ray.io",
+    .version = "v1",
+    .resource = "rayclusters",
+    .gating = MK_GATE_MANAGED_BY,
+    .managed_by_path = "spec.managedBy",
+    .native_controller = "ray.io/kuberay-operator",
+    .suspend_path = "spec.suspend",
+    .prebuilt_allowed = 1,
+    .status_sync = MK_STATUS_WHOLE,
+    .pod_sets = raycluster_pod_sets,
+};

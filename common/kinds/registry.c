@@ -1,0 +1,272 @@
+/* The registry of job kinds and what all kinds share. */
+#include <ctype.h>
+#include <openssl/sha.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonx.h"
+#include "kinds/kinds.h"
+
+extern const struct mk_kind mk_kind_job, mk_kind_jobset, mk_kind_pod, mk_kind_deployment,
+    mk_kind_statefulset, mk_kind_pytorchjob, mk_kind_tfjob, mk_kind_xgboostjob, mk_kind_paddlejob,
+    mk_kind_jaxjob, mk_kind_mpijob, mk_kind_trainjob, mk_kind_rayjob, mk_kind_raycluster,
+    mk_kind_appwrapper, mk_kind_leaderworkerset;
+
+#define MAX_KINDS 64
+
+static const struct mk_kind *kinds[MAX_KINDS] = {
+    &mk_kind_job,        &mk_kind_pod,         &mk_kind_deployment, &mk_kind_statefulset,
+    &mk_kind_jobset,     &mk_kind_pytorchjob,  &mk_kind_tfjob,      &mk_kind_xgboostjob,
+    &mk_kind_paddlejob,  &mk_kind_jaxjob,      &mk_kind_mpijob,     &mk_kind_trainjob,
+    &mk_kind_rayjob,     &mk_kind_raycluster,  &mk_kind_appwrapper, &mk_kind_leaderworkerset,
+};
+static size_t nkinds = 16;
+static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
+
+size_t mk_kinds_count(void)
+{
+    return __atomic_load_n(&nkinds, __ATOMIC_ACQUIRE);
+}
+
+const struct mk_kind *mk_kind_at(size_t i)
+{
+    return i < mk_kinds_count() ? kinds[i] : NULL;
+}
+
+const struct mk_kind *mk_kind_by_resource(const char *group, const char *version,
+                                          const char *resource)
+{
+    for (size_t i = 0; i < mk_kinds_count(); i++) {
+        const struct mk_kind *k = kinds[i];
+        if (strcmp(k->group, group ? group : "") == 0 && strcmp(k->version, version) == 0 &&
+            strcmp(k->resource, resource) == 0)
+            return k;
+    }
+    return NULL;
+}
+
+const struct mk_kind *mk_kind_by_gvk(const char *api_version, const char *kind)
+{
+    if (!api_version || !kind)
+        return NULL;
+    const char *slash = strchr(api_version, '/');
+    size_t glen = slash ? (size_t)(slash - api_version) : 0;
+    const char *version = slash ? slash + 1 : api_version;
+    for (size_t i = 0; i < mk_kinds_count(); i++) {
+        const struct mk_kind *k = kinds[i];
+        if (strcmp(k->kind, kind) == 0 && strcmp(k->version, version) == 0 &&
+            strlen(k->group) == glen && strncmp(k->group, api_version, glen) == 0)
+            return k;
+    }
+    return NULL;
+}
+
+const struct mk_kind *mk_kind_of(const json_t *obj)
+{
+    return mk_kind_by_gvk(jx_str(obj, "apiVersion"), jx_str(obj, "kind"));
+}
+
+static char *lower_dup(const char *s, size_t n)
+{
+    char *out = malloc(n + 1);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (char)tolower((unsigned char)s[i]);
+    out[n] = '\0';
+    return out;
+}
+
+int mk_kinds_add_external(const char *kvg, const char *resource)
+{
+    /* "Kind.version.group": the group may itself contain dots */
+    const char *d1 = kvg ? strchr(kvg, '.') : NULL;
+    const char *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+    if (!d1 || !d2 || d1 == kvg || d2 == d1 + 1 || d2[1] == '\0')
+        return -1;
+    struct mk_kind *k = calloc(1, sizeof(*k));
+    char *kind = strndup(kvg, (size_t)(d1 - kvg));
+    char *version = strndup(d1 + 1, (size_t)(d2 - d1 - 1));
+    char *group = strdup(d2 + 1);
+    char *res = NULL;
+    if (resource) {
+        res = strdup(resource);
+    } else if (kind) {
+        res = lower_dup(kind, strlen(kind) + 1);
+        if (res)
+            strcpy(res + strlen(kind), "s"); /* lower_dup reserved the byte */
+    }
+    if (!k || !kind || !version || !group || !res)
+        goto fail;
+    if (mk_kind_by_gvk(NULL, NULL), mk_kind_by_resource(group, version, res))
+        goto fail;
+    *k = (struct mk_kind){
+        .kind = kind,
+        .group = group,
+        .version = version,
+        .resource = res,
+        .gating = MK_GATE_MANAGED_BY,
+        .managed_by_path = "spec.managedBy",
+        .prebuilt_allowed = 1,
+        .status_sync = MK_STATUS_WHOLE,
+    };
+    pthread_mutex_lock(&add_lock);
+    size_t n = nkinds;
+    if (n == MAX_KINDS) {
+        pthread_mutex_unlock(&add_lock);
+        goto fail;
+    }
+    kinds[n] = k;
+    __atomic_store_n(&nkinds, n + 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&add_lock);
+    return 0;
+fail:
+    free(k);
+    free(kind);
+    free(version);
+    free(group);
+    free(res);
+    return -1;
+}
+
+int mk_webhook_path(const struct mk_kind *k, const char *verb, char *out, size_t outlen)
+{
+    char group[256];
+    size_t n = strlen(k->group);
+    if (n >= sizeof(group))
+        return -1;
+    for (size_t i = 0; i <= n; i++)
+        group[i] = k->group[i] == '.' ? '-' : k->group[i];
+    char *kind = lower_dup(k->kind, strlen(k->kind));
+    if (!kind)
+        return -1;
+    int w = snprintf(out, outlen, "/%s-%s-%s-%s", verb, group, k->version, kind);
+    free(kind);
+    return w < 0 || (size_t)w >= outlen ? -1 : 0;
+}
+
+const struct mk_kind *mk_kind_by_webhook_path(const char *path, int *mutate)
+{
+    const char *verbs[] = {"validate", "mutate"};
+    char want[512];
+    for (size_t i = 0; i < mk_kinds_count(); i++) {
+        for (int v = 0; v < 2; v++) {
+            if (mk_webhook_path(kinds[i], verbs[v], want, sizeof(want)) == 0 &&
+                strcmp(path, want) == 0) {
+                if (mutate)
+                    *mutate = v;
+                return kinds[i];
+            }
+        }
+    }
+    return NULL;
+}
+
+struct kc_resource mk_kind_resource(const struct mk_kind *k)
+{
+    return (struct kc_resource){k->group, k->version, k->resource, 1};
+}
+
+void mk_api_version(const struct mk_kind *k, char *out, size_t outlen)
+{
+    if (k->group[0])
+        snprintf(out, outlen, "%s/%s", k->group, k->version);
+    else
+        snprintf(out, outlen, "%s", k->version);
+}
+
+const char *mk_managed_by(const struct mk_kind *k, const json_t *job)
+{
+    return k->managed_by_path ? jx_str(job, k->managed_by_path) : NULL;
+}
+
+int mk_is_managed(const struct mk_kind *k, const json_t *job)
+{
+    const char *m = mk_managed_by(k, job);
+    return m && strcmp(m, MK_MANAGED_BY) == 0;
+}
+
+int mk_workload_name(const char *kind, const char *group, const char *name, const char *uid,
+                     char *out, size_t outlen)
+{
+    if (!kind || !name || !uid || !*name)
+        return -1;
+    char *h = NULL;
+    if (asprintf(&h, "%s\n%s\n%s\n%s", kind, group ? group : "", name, uid) < 0)
+        return -1;
+    unsigned char md[SHA_DIGEST_LENGTH];
+    SHA1((const unsigned char *)h, strlen(h), md);
+    free(h);
+    char prefix[248];
+    int n = snprintf(prefix, sizeof(prefix), "%s-%s", kind, name); /* truncated to 247 */
+    if (n < 0)
+        return -1;
+    for (char *p = prefix; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    int w = snprintf(out, outlen, "%s-%02x%02x%x", prefix, md[0], md[1], md[2] >> 4);
+    return w < 0 || (size_t)w >= outlen ? -1 : 0;
+}
+
+json_t *mk_pod_sets(const struct mk_kind *k, const json_t *job, char *err, size_t errlen)
+{
+    json_t *out = json_array();
+    if (!out) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (!k->pod_sets) {
+        snprintf(err, errlen, "kind %s does not describe its pod sets", k->kind);
+        goto fail;
+    }
+    if (k->pod_sets(job, out, err, errlen) < 0)
+        goto fail;
+    if (json_array_size(out) == 0 || json_array_size(out) > MK_MAX_PODSETS) {
+        snprintf(err, errlen, "%s has %zu pod sets; a Workload takes 1 to %d", k->kind,
+                 json_array_size(out), MK_MAX_PODSETS);
+        goto fail;
+    }
+    return out;
+fail:
+    json_decref(out);
+    return NULL;
+}
+
+json_t *mk_remote_copy(const struct mk_kind *k, const json_t *job, const char *origin,
+                       const char *workload_name)
+{
+    json_t *copy = json_deep_copy(job);
+    json_t *meta = json_object();
+    if (!copy || !meta)
+        goto fail;
+    static const char *const keep[] = {"name", "namespace", "labels", "annotations"};
+    json_t *old = json_object_get(copy, "metadata");
+    for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+        json_t *v = json_object_get(old, keep[i]);
+        if (v && json_object_set(meta, keep[i], v) < 0)
+            goto fail;
+    }
+    if (json_object_set_new(copy, "metadata", meta) < 0) {
+        meta = NULL;
+        goto fail;
+    }
+    meta = NULL;
+    json_object_del(copy, "status");
+    if (jx_set_new_str(copy, "metadata.labels[" MK_ORIGIN_LABEL "]", origin) < 0)
+        goto fail;
+    if (k->prebuilt_allowed && workload_name &&
+        jx_set_new_str(copy, "metadata.annotations[" MK_PREBUILT "]", workload_name) < 0)
+        goto fail;
+    if (k->managed_by_path)
+        jx_del(copy, k->managed_by_path);
+    for (size_t i = 0; k->ttl_paths && k->ttl_paths[i]; i++)
+        jx_del(copy, k->ttl_paths[i]);
+    if (k->edit_remote)
+        k->edit_remote(copy, job);
+    return copy;
+fail:
+    json_decref(meta);
+    json_decref(copy);
+    return NULL;
+}
