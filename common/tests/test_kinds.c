@@ -1,0 +1,285 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <string.h>
+
+#include "jsonx.h"
+#include "kinds/kinds.h"
+
+static json_t *parse(const char *s)
+{
+    json_error_t e;
+    json_t *j = json_loads(s, 0, &e);
+    if (!j)
+        fail_msg("bad test JSON: %s", e.text);
+    return j;
+}
+
+static void test_every_kind_of_the_reference_is_registered(void **state)
+{
+    (void)state;
+    const char *gvk[][2] = {
+        {"batch/v1", "Job"},
+        {"v1", "Pod"},
+        {"apps/v1", "Deployment"},
+        {"apps/v1", "StatefulSet"},
+        {"jobset.x-k8s.io/v1alpha2", "JobSet"},
+        {"kubeflow.org/v1", "PyTorchJob"},
+        {"kubeflow.org/v1", "TFJob"},
+        {"kubeflow.org/v1", "XGBoostJob"},
+        {"kubeflow.org/v1", "PaddleJob"},
+        {"kubeflow.org/v1", "JAXJob"},
+        {"kubeflow.org/v2beta1", "MPIJob"},
+        {"trainer.kubeflow.org/v1alpha1", "TrainJob"},
+        {"ray.io/v1", "RayJob"},
+        {"ray.io/v1", "RayCluster"},
+        {"workload.codeflare.dev/v1beta2", "AppWrapper"},
+        {"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"},
+    };
+    for (size_t i = 0; i < sizeof(gvk) / sizeof(gvk[0]); i++) {
+        const struct mk_kind *k = mk_kind_by_gvk(gvk[i][0], gvk[i][1]);
+        assert_non_null(k);
+        assert_string_equal(k->kind, gvk[i][1]);
+        assert_ptr_equal(mk_kind_by_resource(k->group, k->version, k->resource), k);
+    }
+    assert_null(mk_kind_by_gvk("batch/v2", "Job"));
+    assert_null(mk_kind_by_gvk("v1", "Job"));
+    assert_null(mk_kind_by_gvk("apps/v1", "Pod"));
+}
+
+static void test_webhook_paths_follow_kueue(void **state)
+{
+    (void)state;
+    char p[256];
+    assert_int_equal(mk_webhook_path(mk_kind_by_gvk("batch/v1", "Job"), "mutate", p, sizeof(p)), 0);
+    assert_string_equal(p, "/mutate-batch-v1-job");
+    assert_int_equal(mk_webhook_path(mk_kind_by_gvk("v1", "Pod"), "validate", p, sizeof(p)), 0);
+    assert_string_equal(p, "/validate--v1-pod");
+    assert_int_equal(
+        mk_webhook_path(mk_kind_by_gvk("jobset.x-k8s.io/v1alpha2", "JobSet"), "mutate", p, sizeof(p)),
+        0);
+    assert_string_equal(p, "/mutate-jobset-x-k8s-io-v1alpha2-jobset");
+    int mutate = -1;
+    const struct mk_kind *k = mk_kind_by_webhook_path("/validate-kubeflow-org-v2beta1-mpijob", &mutate);
+    assert_non_null(k);
+    assert_string_equal(k->kind, "MPIJob");
+    assert_int_equal(mutate, 0);
+    assert_null(mk_kind_by_webhook_path("/mutate-batch-v1-jobs", &mutate));
+    assert_null(mk_kind_by_webhook_path("", &mutate));
+}
+
+static void test_workload_name_is_kueues(void **state)
+{
+    (void)state;
+    char name[300];
+    /* sha1("Job\nbatch\nsample\nuid-1") starts with 4502e */
+    assert_int_equal(mk_workload_name("Job", "batch", "sample", "uid-1", name, sizeof(name)), 0);
+    assert_string_equal(name, "job-sample-4502e");
+    /* long names are truncated to 247 characters before the hash */
+    char longname[300];
+    memset(longname, 'a', 280);
+    longname[280] = '\0';
+    assert_int_equal(mk_workload_name("Job", "batch", longname, "u", name, sizeof(name)), 0);
+    assert_int_equal(strlen(name), 253);
+    assert_int_equal(mk_workload_name("Job", "batch", "", "u", name, sizeof(name)), -1);
+}
+
+static void test_job_pod_sets_and_min_parallelism(void **state)
+{
+    (void)state;
+    char err[256];
+    const struct mk_kind *k = mk_kind_by_gvk("batch/v1", "Job");
+    json_t *job = parse("{\"metadata\":{\"name\":\"j\",\"annotations\":{"
+                        "\"kueue.x-k8s.io/job-min-parallelism\":\"2\"}},"
+                        "\"spec\":{\"parallelism\":4,\"completions\":3,"
+                        "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}");
+    json_t *ps = mk_pod_sets(k, job, err, sizeof(err));
+    assert_non_null(ps);
+    assert_int_equal(json_array_size(ps), 1);
+    assert_string_equal(jx_str(ps, "0.name"), "main");
+    assert_int_equal(jx_int(ps, "0.count", -1), 3);
+    assert_int_equal(jx_int(ps, "0.minCount", -1), 2);
+    assert_string_equal(jx_str(ps, "0.template.spec.containers.0.name"), "c");
+    json_decref(ps);
+    jx_set_new_str(job, "metadata.annotations[kueue.x-k8s.io/job-min-parallelism]", "9");
+    assert_null(mk_pod_sets(k, job, err, sizeof(err)));
+    assert_non_null(strstr(err, "job-min-parallelism"));
+    json_decref(job);
+}
+
+static void test_jobset_pod_sets(void **state)
+{
+    (void)state;
+    char err[256];
+    const struct mk_kind *k = mk_kind_by_gvk("jobset.x-k8s.io/v1alpha2", "JobSet");
+    json_t *js = parse("{\"spec\":{\"replicatedJobs\":["
+                       "{\"name\":\"Driver\",\"template\":{\"spec\":{\"template\":{}}}},"
+                       "{\"name\":\"workers\",\"replicas\":2,\"template\":{\"spec\":"
+                       "{\"parallelism\":3,\"template\":{\"spec\":{}}}}}]}}");
+    json_t *ps = mk_pod_sets(k, js, err, sizeof(err));
+    assert_non_null(ps);
+    assert_string_equal(jx_str(ps, "0.name"), "driver");
+    assert_int_equal(jx_int(ps, "0.count", -1), 1);
+    assert_string_equal(jx_str(ps, "1.name"), "workers");
+    assert_int_equal(jx_int(ps, "1.count", -1), 6);
+    json_decref(ps);
+    json_decref(js);
+    js = parse("{\"spec\":{\"replicatedJobs\":[]}}");
+    assert_null(mk_pod_sets(k, js, err, sizeof(err)));
+    assert_non_null(strstr(err, "spec.replicatedJobs"));
+    json_decref(js);
+}
+
+static void test_kubeflow_pod_sets_in_operator_order(void **state)
+{
+    (void)state;
+    char err[256];
+    const struct mk_kind *k = mk_kind_by_gvk("kubeflow.org/v1", "TFJob");
+    json_t *tf = parse("{\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":4},"
+                       "\"PS\":{\"replicas\":2},\"Chief\":{}}}}");
+    json_t *ps = mk_pod_sets(k, tf, err, sizeof(err));
+    assert_non_null(ps);
+    assert_int_equal(json_array_size(ps), 3);
+    assert_string_equal(jx_str(ps, "0.name"), "chief");
+    assert_int_equal(jx_int(ps, "0.count", -1), 1);
+    assert_string_equal(jx_str(ps, "1.name"), "ps");
+    assert_string_equal(jx_str(ps, "2.name"), "worker");
+    assert_int_equal(jx_int(ps, "2.count", -1), 4);
+    json_decref(ps);
+    json_decref(tf);
+    assert_string_equal(mk_kind_by_gvk("kubeflow.org/v2beta1", "MPIJob")->managed_by_path,
+                        "spec.runPolicy.managedBy");
+}
+
+static void test_ray_and_lws_pod_sets(void **state)
+{
+    (void)state;
+    char err[256];
+    json_t *rj = parse("{\"spec\":{\"rayClusterSpec\":{\"headGroupSpec\":{\"template\":{}},"
+                       "\"workerGroupSpecs\":[{\"groupName\":\"GPU\",\"replicas\":2,"
+                       "\"numOfHosts\":2,\"template\":{}}]}}}");
+    json_t *ps = mk_pod_sets(mk_kind_by_gvk("ray.io/v1", "RayJob"), rj, err, sizeof(err));
+    assert_non_null(ps);
+    assert_int_equal(json_array_size(ps), 3);
+    assert_string_equal(jx_str(ps, "1.name"), "gpu");
+    assert_int_equal(jx_int(ps, "1.count", -1), 4);
+    assert_string_equal(jx_str(ps, "2.name"), "submitter");
+    json_decref(ps);
+    json_decref(rj);
+
+    json_t *lws = parse("{\"spec\":{\"leaderWorkerTemplate\":{\"size\":4,"
+                        "\"leaderTemplate\":{},\"workerTemplate\":{}}}}");
+    ps = mk_pod_sets(mk_kind_by_gvk("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"), lws, err,
+                     sizeof(err));
+    assert_non_null(ps);
+    assert_string_equal(jx_str(ps, "0.name"), "leader");
+    assert_int_equal(jx_int(ps, "1.count", -1), 3);
+    json_decref(ps);
+    json_decref(lws);
+}
+
+static void test_bad_counts_are_refused(void **state)
+{
+    (void)state;
+    char err[256];
+    json_t *job = parse("{\"spec\":{\"parallelism\":\"many\"}}");
+    assert_null(mk_pod_sets(mk_kind_by_gvk("batch/v1", "Job"), job, err, sizeof(err)));
+    assert_non_null(strstr(err, "parallelism"));
+    json_decref(job);
+    json_t *d = parse("{\"spec\":{}}");
+    assert_null(mk_pod_sets(mk_kind_by_gvk("apps/v1", "Deployment"), d, err, sizeof(err)));
+    json_decref(d);
+}
+
+static void test_job_remote_copy(void **state)
+{
+    (void)state;
+    const struct mk_kind *k = mk_kind_by_gvk("batch/v1", "Job");
+    json_t *job = parse(
+        "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","
+        "\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"7\",\"finalizers\":[\"x\"],"
+        "\"ownerReferences\":[{}],\"managedFields\":[{}],\"labels\":{\"kueue.x-k8s.io/queue-name\":"
+        "\"team-a\"}},\"spec\":{\"managedBy\":\"kueue.x-k8s.io/multikueue\",\"suspend\":true,"
+        "\"ttlSecondsAfterFinished\":60,\"selector\":{\"matchLabels\":{}},\"template\":{\"metadata\":"
+        "{\"labels\":{\"controller-uid\":\"u1\",\"batch.kubernetes.io/controller-uid\":\"u1\","
+        "\"job-name\":\"j\",\"batch.kubernetes.io/job-name\":\"j\",\"app\":\"x\"}}}},"
+        "\"status\":{\"active\":1}}");
+    json_t *c = mk_remote_copy(k, job, "multikueue", "job-j-abcde");
+    assert_non_null(c);
+    json_t *meta = json_object_get(c, "metadata");
+    assert_int_equal(json_object_size(meta), 4); /* name, namespace, labels, annotations */
+    assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/multikueue-origin]"),
+                        "multikueue");
+    assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/queue-name]"), "team-a");
+    assert_string_equal(jx_str(c, "metadata.annotations[kueue.x-k8s.io/prebuilt-workload-name]"),
+                        "job-j-abcde");
+    assert_null(jx_get(c, "spec.managedBy"));
+    assert_null(jx_get(c, "spec.ttlSecondsAfterFinished"));
+    assert_null(jx_get(c, "spec.selector"));
+    assert_null(jx_get(c, "status"));
+    assert_true(jx_bool(c, "spec.suspend", 0));
+    json_t *labels = jx_get(c, "spec.template.metadata.labels");
+    assert_int_equal(json_object_size(labels), 2);
+    assert_string_equal(jx_str(labels, "[batch.kubernetes.io/job-name]"), "j");
+    /* the original is untouched */
+    assert_string_equal(jx_str(job, "spec.managedBy"), MK_MANAGED_BY);
+    assert_true(mk_is_managed(k, job));
+    assert_false(mk_is_managed(k, c));
+    json_decref(c);
+    json_decref(job);
+}
+
+static void test_statefulset_copy_carries_origin_uid(void **state)
+{
+    (void)state;
+    json_t *sts = parse("{\"metadata\":{\"name\":\"s\",\"uid\":\"u9\"},\"spec\":{}}");
+    json_t *c = mk_remote_copy(mk_kind_by_gvk("apps/v1", "StatefulSet"), sts, "o", "wl");
+    assert_string_equal(jx_str(c, "metadata.annotations[kueue.x-k8s.io/multikueue-origin-uid]"),
+                        "u9");
+    json_decref(c);
+    json_t *lws = parse("{\"metadata\":{\"name\":\"l\",\"uid\":\"u8\"},\"spec\":{}}");
+    c = mk_remote_copy(mk_kind_by_gvk("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"), lws, "o",
+                       "wl");
+    assert_null(jx_get(c, "metadata.annotations[kueue.x-k8s.io/prebuilt-workload-name]"));
+    json_decref(c);
+    json_decref(sts);
+    json_decref(lws);
+}
+
+static void test_external_kind(void **state)
+{
+    (void)state;
+    assert_int_equal(mk_kinds_add_external("Bad", NULL), -1);
+    assert_int_equal(mk_kinds_add_external("Kind.v1", NULL), -1);
+    assert_int_equal(mk_kinds_add_external("MyJob.v1.example.com", NULL), 0);
+    const struct mk_kind *k = mk_kind_by_gvk("example.com/v1", "MyJob");
+    assert_non_null(k);
+    assert_string_equal(k->resource, "myjobs");
+    assert_string_equal(k->managed_by_path, "spec.managedBy");
+    assert_int_equal(mk_kinds_add_external("MyJob.v1.example.com", NULL), -1); /* twice */
+    char p[128];
+    assert_int_equal(mk_webhook_path(k, "mutate", p, sizeof(p)), 0);
+    assert_string_equal(p, "/mutate-example-com-v1-myjob");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_kind_of_the_reference_is_registered),
+        cmocka_unit_test(test_webhook_paths_follow_kueue),
+        cmocka_unit_test(test_workload_name_is_kueues),
+        cmocka_unit_test(test_job_pod_sets_and_min_parallelism),
+        cmocka_unit_test(test_jobset_pod_sets),
+        cmocka_unit_test(test_kubeflow_pod_sets_in_operator_order),
+        cmocka_unit_test(test_ray_and_lws_pod_sets),
+        cmocka_unit_test(test_bad_counts_are_refused),
+        cmocka_unit_test(test_job_remote_copy),
+        cmocka_unit_test(test_statefulset_copy_carries_origin_uid),
+        cmocka_unit_test(test_external_kind),
+    };
+    return cmocka_run_group_tests_name("kinds", tests, NULL, NULL);
+}
