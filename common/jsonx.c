@@ -1,0 +1,242 @@
+#include "jsonx.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Walks a path one segment at a time without copying it. */
+struct cursor {
+    const char *p;
+    int started;
+};
+
+/* Returns 1 with the next segment in key/len, 0 at the end, -1 when the path
+ * is malformed at this point. */
+static int next_seg(struct cursor *c, const char **key, size_t *len)
+{
+    const char *p = c->p;
+    if (*p == '\0')
+        return 0;
+    if (c->started) {
+        if (*p == '.')
+            p++;
+        else if (*p != '[')
+            return -1;
+    }
+    c->started = 1;
+    if (*p == '[') {
+        const char *q = strchr(p + 1, ']');
+        if (!q)
+            return -1;
+        *key = p + 1;
+        *len = (size_t)(q - p - 1);
+        c->p = q + 1;
+        return 1;
+    }
+    size_t n = strcspn(p, ".[]");
+    if (n == 0 || p[n] == ']')
+        return -1;
+    *key = p;
+    *len = n;
+    c->p = p + n;
+    return 1;
+}
+
+/* Counts the segments of a path, or returns -1 when it is malformed. */
+static int count_segs(const char *path)
+{
+    struct cursor c = {path, 0};
+    const char *key;
+    size_t len;
+    int n = 0, rc;
+    while ((rc = next_seg(&c, &key, &len)) > 0)
+        n++;
+    return rc < 0 ? -1 : n;
+}
+
+/* A canonical array index: digits, no leading zero, small enough. */
+static int parse_index(const char *key, size_t len, size_t *out)
+{
+    if (len == 0 || len > 18 || (len > 1 && key[0] == '0'))
+        return 0;
+    size_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (key[i] < '0' || key[i] > '9')
+            return 0;
+        v = v * 10 + (size_t)(key[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+static json_t *child(const json_t *node, const char *key, size_t len)
+{
+    size_t idx;
+    if (json_is_object(node))
+        return json_object_getn(node, key, len);
+    if (json_is_array(node) && parse_index(key, len, &idx))
+        return json_array_get(node, idx);
+    return NULL;
+}
+
+json_t *jx_get(const json_t *root, const char *path)
+{
+    if (!root || !path)
+        return NULL;
+    struct cursor c = {path, 0};
+    const char *key;
+    size_t len;
+    json_t *cur = (json_t *)root;
+    int rc;
+    while (cur && (rc = next_seg(&c, &key, &len)) != 0) {
+        if (rc < 0)
+            return NULL;
+        cur = child(cur, key, len);
+    }
+    return cur;
+}
+
+json_t *jx_getl(const json_t *root, ...)
+{
+    va_list ap;
+    va_start(ap, root);
+    json_t *cur = (json_t *)root;
+    const char *key;
+    while (cur && (key = va_arg(ap, const char *)) != NULL)
+        cur = child(cur, key, strlen(key));
+    va_end(ap);
+    return cur;
+}
+
+const char *jx_str(const json_t *root, const char *path)
+{
+    return json_string_value(jx_get(root, path));
+}
+
+long long jx_int(const json_t *root, const char *path, long long def)
+{
+    const json_t *v = jx_get(root, path);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : def;
+}
+
+int jx_bool(const json_t *root, const char *path, int def)
+{
+    const json_t *v = jx_get(root, path);
+    return json_is_boolean(v) ? json_is_true(v) : def;
+}
+
+/* Walks to the parent of the last segment, creating missing objects when
+ * `create` is set. Returns the parent with the last key, or NULL. */
+static json_t *walk_parent(json_t *root, const char *path, int create, const char **key,
+                           size_t *len)
+{
+    int n = count_segs(path);
+    if (!root || n <= 0)
+        return NULL;
+    struct cursor c = {path, 0};
+    json_t *cur = root;
+    for (int i = 0; i < n; i++) {
+        next_seg(&c, key, len);
+        if (i == n - 1)
+            break;
+        json_t *next = child(cur, *key, *len);
+        if (!next && create && json_is_object(cur)) {
+            next = json_object();
+            if (!next || json_object_setn_new(cur, *key, *len, next) < 0)
+                return NULL;
+        }
+        if (!json_is_object(next) && !json_is_array(next))
+            return NULL;
+        cur = next;
+    }
+    return cur;
+}
+
+int jx_set(json_t *root, const char *path, json_t *value)
+{
+    const char *key;
+    size_t len, idx;
+    json_t *parent = value ? walk_parent(root, path, 1, &key, &len) : NULL;
+    if (json_is_object(parent))
+        return json_object_setn_new(parent, key, len, value) < 0 ? -1 : 0;
+    if (json_is_array(parent) && parse_index(key, len, &idx) && idx < json_array_size(parent))
+        return json_array_set_new(parent, idx, value) < 0 ? -1 : 0;
+    json_decref(value);
+    return -1;
+}
+
+int jx_set_new_str(json_t *root, const char *path, const char *s)
+{
+    return jx_set(root, path, s ? json_string(s) : NULL);
+}
+
+int jx_del(json_t *root, const char *path)
+{
+    const char *key;
+    size_t len, idx;
+    json_t *parent = walk_parent(root, path, 0, &key, &len);
+    if (json_is_object(parent))
+        return json_object_deln(parent, key, len) < 0 ? -1 : 0;
+    if (json_is_array(parent) && parse_index(key, len, &idx))
+        return json_array_remove(parent, idx) < 0 ? -1 : 0;
+    return -1;
+}
+
+int jx_scan_depth(const char *data, size_t len, int limit)
+{
+    int depth = 0, max = 0, in_str = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = data[i];
+        if (in_str) {
+            if (ch == '\\')
+                i++; /* the escaped byte cannot end the string */
+            else if (ch == '"')
+                in_str = 0;
+            continue;
+        }
+        switch (ch) {
+        case '"':
+            in_str = 1;
+            break;
+        case '[':
+        case '{':
+            if (++depth > max) {
+                max = depth;
+                if (max > limit)
+                    return max;
+            }
+            break;
+        case ']':
+        case '}':
+            if (depth > 0)
+                depth--;
+            break;
+        default:
+            break;
+        }
+    }
+    return max;
+}
+
+json_t *jx_loadb_bounded(const char *data, size_t len, size_t max_bytes, int max_depth, char *err,
+                         size_t errlen)
+{
+    if (!data && len > 0) {
+        snprintf(err, errlen, "invalid JSON: no data");
+        return NULL;
+    }
+    if (len > max_bytes) {
+        snprintf(err, errlen, "JSON document too large: %zu bytes (limit %zu)", len, max_bytes);
+        return NULL;
+    }
+    if (jx_scan_depth(data, len, max_depth) > max_depth) {
+        snprintf(err, errlen, "JSON nesting deeper than %d levels", max_depth);
+        return NULL;
+    }
+    json_error_t e;
+    json_t *root = json_loadb(data ? data : "", len, JSON_REJECT_DUPLICATES, &e);
+    if (!root)
+        snprintf(err, errlen, "invalid JSON at line %d column %d (byte %d): %s", e.line, e.column,
+                 e.position, e.text);
+    return root;
+}

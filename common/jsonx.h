@@ -1,0 +1,69 @@
+/* jansson helpers: access by dotted path, set/delete creating parents, and a
+ * bounded decoder for untrusted JSON.
+ *
+ * Path syntax: segments separated by '.'; a segment in brackets is a literal
+ * key that may contain dots and slashes, and may follow a segment directly:
+ *     metadata.labels[kueue.x-k8s.io/queue-name]
+ *     spec.template.spec.containers.0.image
+ * A segment of decimal digits without a leading zero ("0", "12") indexes the
+ * current node when it is an array, and is an ordinary key otherwise. Plain
+ * segments cannot contain '.', '[' or ']'; bracketed ones cannot contain ']'.
+ * Empty plain segments ("a..b", ".a") make the path invalid; "[]" is the
+ * empty key. An invalid path behaves as a missing one. */
+#ifndef MKUEUE_JSONX_H
+#define MKUEUE_JSONX_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+/* Returns the node at `path` (borrowed from `root`), or NULL when missing,
+ * when an intermediate has the wrong type, or when the path is invalid.
+ * The empty path returns root. */
+json_t *jx_get(const json_t *root, const char *path);
+/* Same with raw keys (no path syntax), NULL-terminated. The macro adds a
+ * typed terminator: jx_getv(obj, "metadata", "labels", key). Digit keys
+ * index arrays as in jx_get. Returns a borrowed reference. */
+json_t *jx_getl(const json_t *root, ...);
+#define jx_getv(root, ...) jx_getl(root, ##__VA_ARGS__, (const char *)NULL)
+
+/* Typed getters. jx_str returns a string borrowed from root, or NULL when the
+ * node is missing or not a string. jx_int accepts JSON integers only and
+ * jx_bool true/false only; anything else gives `def`. */
+const char *jx_str(const json_t *root, const char *path);
+long long jx_int(const json_t *root, const char *path, long long def);
+int jx_bool(const json_t *root, const char *path, int def);
+
+/* Sets `path` to `value`, creating missing intermediate objects. Steals
+ * `value` (also on failure). An existing array element can be replaced by
+ * index. Returns 0, or -1 when the path is invalid or empty, an intermediate
+ * or the parent is neither an object nor an indexable array, or on oom. */
+int jx_set(json_t *root, const char *path, json_t *value);
+/* jx_set with a new string (copied). Returns as jx_set. */
+int jx_set_new_str(json_t *root, const char *path, const char *s);
+/* Removes the node at `path` (an object member or an array element).
+ * Returns 0 when removed, -1 when absent or the path is invalid. */
+int jx_del(json_t *root, const char *path);
+
+/* Decodes untrusted JSON. Before jansson sees it, a linear pre-scan refuses
+ * input longer than `max_bytes` and nesting of arrays/objects deeper than
+ * `max_depth` (a bare scalar has depth 0, `[]` depth 1); brackets inside
+ * strings do not count. The top level must be an object or an array.
+ *
+ * Duplicate object keys are REJECTED (JSON_REJECT_DUPLICATES): Kubernetes
+ * itself keeps the last one, but two parsers that disagree on which
+ * duplicate wins is how admission checks get bypassed, and the apiserver
+ * never emits duplicates, so refusing them loses nothing legitimate.
+ * Embedded NUL characters ("\u0000") are refused too.
+ *
+ * Returns a new reference (caller decrefs) or NULL with a message in `err`
+ * (which includes jansson's line/column/position and text). `err` may be
+ * NULL when errlen is 0. */
+json_t *jx_loadb_bounded(const char *data, size_t len, size_t max_bytes, int max_depth, char *err,
+                         size_t errlen);
+
+/* Depth of arrays/objects in `data` per the pre-scan above, stopping early
+ * once it exceeds `limit`. Exposed for tests and fuzzing. */
+int jx_scan_depth(const char *data, size_t len, int limit);
+
+#endif
