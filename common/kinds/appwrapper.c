@@ -20,8 +20,10 @@ static int pod_sets(const json_t *aw, json_t *out, char *err, size_t errlen)
             const char *path = jx_str(ps, "path");
             json_t *tmpl = path ? jx_get(comp, path) : NULL;
             if (!tmpl) {
-                snprintf(err, errlen, "spec.components[%zu].podSets[%zu].path does not name a pod "
-                                      "template in the component", i, j);
+                snprintf(err, errlen,
+                         "spec.components[%zu].podSets[%zu].path does not name a pod "
+                         "template in the component",
+                         i, j);
                 return -1;
             }
             snprintf(psname, sizeof(psname), "%.50s-%zu", name ? name : "appwrapper", n++);

@@ -20,8 +20,10 @@ static int pod_sets(const json_t *js, json_t *out, char *err, size_t errlen)
         json_t *job_spec = jx_get(rj, "template.spec");
         long long pods = mk_job_pod_count(job_spec);
         if (replicas < 0 || pods < 0) {
-            snprintf(err, errlen, "spec.replicatedJobs[%zu]: replicas, parallelism and completions "
-                                  "must be non-negative integers", i);
+            snprintf(err, errlen,
+                     "spec.replicatedJobs[%zu]: replicas, parallelism and completions "
+                     "must be non-negative integers",
+                     i);
             return -1;
         }
         if (mk_podset_add(out, jx_str(rj, "name"), replicas * pods, jx_get(job_spec, "template"),

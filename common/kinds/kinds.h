@@ -10,15 +10,15 @@
 
 #include "kube_client.h"
 
-#define MK_MANAGED_BY "kueue.x-k8s.io/multikueue"
-#define MK_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
-#define MK_ORIGIN_LABEL "kueue.x-k8s.io/multikueue-origin"
+#define MK_MANAGED_BY            "kueue.x-k8s.io/multikueue"
+#define MK_QUEUE_LABEL           "kueue.x-k8s.io/queue-name"
+#define MK_ORIGIN_LABEL          "kueue.x-k8s.io/multikueue-origin"
 #define MK_ORIGIN_UID_ANNOTATION "kueue.x-k8s.io/multikueue-origin-uid"
-#define MK_PREBUILT "kueue.x-k8s.io/prebuilt-workload-name"
-#define MK_MANAGED_LABEL "kueue.x-k8s.io/managed"
-#define MK_ADMISSION_GATE "kueue.x-k8s.io/admission"
+#define MK_PREBUILT              "kueue.x-k8s.io/prebuilt-workload-name"
+#define MK_MANAGED_LABEL         "kueue.x-k8s.io/managed"
+#define MK_ADMISSION_GATE        "kueue.x-k8s.io/admission"
 #define MK_POD_SUSPENDING_PARENT "kueue.x-k8s.io/pod-suspending-parent"
-#define MK_MAX_PODSETS 18
+#define MK_MAX_PODSETS           18
 
 /* How the manager keeps a job of this kind from running locally. */
 enum mk_gating {

@@ -6,11 +6,11 @@
 #include "kinds/podset.h"
 
 #define KUBEFLOW_KIND(sym, kind_, resource_, field, version_, native, prebuilt, ...)               \
-    static int sym##_pod_sets(const json_t *job, json_t *out, char *err, size_t errlen)          \
+    static int sym##_pod_sets(const json_t *job, json_t *out, char *err, size_t errlen)            \
     {                                                                                              \
         static const char *const order[] = {__VA_ARGS__, NULL};                                    \
-        return mk_podsets_from_replica_specs(jx_get(job, "spec." field), order, out,              \
-                                             "spec." field, err, errlen);                         \
+        return mk_podsets_from_replica_specs(jx_get(job, "spec." field), order, out,               \
+                                             "spec." field, err, errlen);                          \
     }                                                                                              \
     const struct mk_kind mk_kind_##sym = {                                                         \
         .kind = kind_,                                                                             \

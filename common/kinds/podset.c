@@ -23,9 +23,9 @@ int mk_podset_add(json_t *out, const char *name, long long count, const json_t *
         return -1;
     }
     json_t *t = tmpl ? json_deep_copy(tmpl) : json_object();
-    json_t *ps = t ? json_pack("{s:s,s:I,s:o}", "name", lower, "count", (json_int_t)count,
-                               "template", t)
-                   : NULL;
+    json_t *ps =
+        t ? json_pack("{s:s,s:I,s:o}", "name", lower, "count", (json_int_t)count, "template", t)
+          : NULL;
     if (!ps || json_array_append_new(out, ps) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;

@@ -23,8 +23,10 @@ static int cluster_pod_sets(const json_t *spec, const char *field, json_t *out, 
         long long replicas = mk_count_at(g, "replicas", 1);
         long long hosts = mk_count_at(g, "numOfHosts", 1);
         if (replicas < 0 || hosts < 0) {
-            snprintf(err, errlen, "%s.workerGroupSpecs[%zu]: replicas and numOfHosts must be "
-                                  "non-negative integers", field, i);
+            snprintf(err, errlen,
+                     "%s.workerGroupSpecs[%zu]: replicas and numOfHosts must be "
+                     "non-negative integers",
+                     field, i);
             return -1;
         }
         if (mk_podset_add(out, jx_str(g, "groupName"), replicas * hosts, jx_get(g, "template"), err,
@@ -51,9 +53,9 @@ static int rayjob_pod_sets(const json_t *rj, json_t *out, char *err, size_t errl
     if (tmpl)
         return mk_podset_add(out, "submitter", 1, tmpl, err, errlen);
     /* KubeRay's default submitter asks for 500m CPU and 200Mi memory. */
-    json_t *def = json_pack("{s:{s:[{s:s,s:{s:{s:s,s:s}}}]}}", "spec", "containers", "name",
-                            "ray-job-submitter", "resources", "requests", "cpu", "500m", "memory",
-                            "200Mi");
+    json_t *def =
+        json_pack("{s:{s:[{s:s,s:{s:{s:s,s:s}}}]}}", "spec", "containers", "name",
+                  "ray-job-submitter", "resources", "requests", "cpu", "500m", "memory", "200Mi");
     int rc = mk_podset_add(out, "submitter", 1, def, err, errlen);
     json_decref(def);
     return rc;

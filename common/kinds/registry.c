@@ -17,10 +17,10 @@ extern const struct mk_kind mk_kind_job, mk_kind_jobset, mk_kind_pod, mk_kind_de
 #define MAX_KINDS 64
 
 static const struct mk_kind *kinds[MAX_KINDS] = {
-    &mk_kind_job,        &mk_kind_pod,         &mk_kind_deployment, &mk_kind_statefulset,
-    &mk_kind_jobset,     &mk_kind_pytorchjob,  &mk_kind_tfjob,      &mk_kind_xgboostjob,
-    &mk_kind_paddlejob,  &mk_kind_jaxjob,      &mk_kind_mpijob,     &mk_kind_trainjob,
-    &mk_kind_rayjob,     &mk_kind_raycluster,  &mk_kind_appwrapper, &mk_kind_leaderworkerset,
+    &mk_kind_job,       &mk_kind_pod,        &mk_kind_deployment, &mk_kind_statefulset,
+    &mk_kind_jobset,    &mk_kind_pytorchjob, &mk_kind_tfjob,      &mk_kind_xgboostjob,
+    &mk_kind_paddlejob, &mk_kind_jaxjob,     &mk_kind_mpijob,     &mk_kind_trainjob,
+    &mk_kind_rayjob,    &mk_kind_raycluster, &mk_kind_appwrapper, &mk_kind_leaderworkerset,
 };
 static size_t nkinds = 16;
 static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;

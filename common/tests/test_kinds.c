@@ -59,12 +59,13 @@ static void test_webhook_paths_follow_kueue(void **state)
     assert_string_equal(p, "/mutate-batch-v1-job");
     assert_int_equal(mk_webhook_path(mk_kind_by_gvk("v1", "Pod"), "validate", p, sizeof(p)), 0);
     assert_string_equal(p, "/validate--v1-pod");
-    assert_int_equal(
-        mk_webhook_path(mk_kind_by_gvk("jobset.x-k8s.io/v1alpha2", "JobSet"), "mutate", p, sizeof(p)),
-        0);
+    assert_int_equal(mk_webhook_path(mk_kind_by_gvk("jobset.x-k8s.io/v1alpha2", "JobSet"), "mutate",
+                                     p, sizeof(p)),
+                     0);
     assert_string_equal(p, "/mutate-jobset-x-k8s-io-v1alpha2-jobset");
     int mutate = -1;
-    const struct mk_kind *k = mk_kind_by_webhook_path("/validate-kubeflow-org-v2beta1-mpijob", &mutate);
+    const struct mk_kind *k =
+        mk_kind_by_webhook_path("/validate-kubeflow-org-v2beta1-mpijob", &mutate);
     assert_non_null(k);
     assert_string_equal(k->kind, "MPIJob");
     assert_int_equal(mutate, 0);
@@ -204,7 +205,8 @@ static void test_job_remote_copy(void **state)
         "\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"7\",\"finalizers\":[\"x\"],"
         "\"ownerReferences\":[{}],\"managedFields\":[{}],\"labels\":{\"kueue.x-k8s.io/queue-name\":"
         "\"team-a\"}},\"spec\":{\"managedBy\":\"kueue.x-k8s.io/multikueue\",\"suspend\":true,"
-        "\"ttlSecondsAfterFinished\":60,\"selector\":{\"matchLabels\":{}},\"template\":{\"metadata\":"
+        "\"ttlSecondsAfterFinished\":60,\"selector\":{\"matchLabels\":{}},\"template\":{"
+        "\"metadata\":"
         "{\"labels\":{\"controller-uid\":\"u1\",\"batch.kubernetes.io/controller-uid\":\"u1\","
         "\"job-name\":\"j\",\"batch.kubernetes.io/job-name\":\"j\",\"app\":\"x\"}}}},"
         "\"status\":{\"active\":1}}");

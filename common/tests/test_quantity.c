@@ -41,8 +41,9 @@ static void test_rejects_malformed(void **state)
 {
     (void)state;
     int64_t v;
-    const char *bad[] = {"", "m", "1.2.3", "1X", "1Kii", "1e", "1e400", "--1", "1 ", "Gi", "1.5e",
-                         "99999999999999999999999999999999", "9E"};
+    const char *bad[] = {"",      "m",   "1.2.3", "1X", "1Kii", "1e",
+                         "1e400", "--1", "1 ",    "Gi", "1.5e", "99999999999999999999999999999999",
+                         "9E"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(qty_parse(bad[i], &v), -1);
     assert_int_equal(qty_parse(NULL, &v), -1);

@@ -31,9 +31,9 @@
 #include "log.h"
 #include "quantity.h"
 
-#define MAX_JOB_KINDS 16
-#define MAX_RES 32
-#define EVICT_ANNOTATION "e2e.mkueue.io/evict"
+#define MAX_JOB_KINDS       16
+#define MAX_RES             32
+#define EVICT_ANNOTATION    "e2e.mkueue.io/evict"
 #define PREBUILT_ANNOTATION "kueue.x-k8s.io/prebuilt-workload-name"
 
 static const char *LOGGER = "kueue-standin";
@@ -120,8 +120,8 @@ static json_t *with_condition(json_t *conds, const char *type, const char *statu
         }
     }
     json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", type, "status", status,
-                                         "reason", reason, "message", message,
-                                         "lastTransitionTime", now));
+                                         "reason", reason, "message", message, "lastTransitionTime",
+                                         now));
     return out;
 }
 
@@ -131,8 +131,8 @@ static void patch_status(json_t *wl, json_t *status /* stolen */, const char *wh
     const char *name = str_at(wl, "metadata", "name", NULL);
     json_t *patch = json_pack("{s:o}", "status", status);
     struct kc_status st;
-    int rc = kc_patch(client, &workloads.res, ns, name, "status", KC_PATCH_MERGE, patch, NULL,
-                      NULL, &st);
+    int rc = kc_patch(client, &workloads.res, ns, name, "status", KC_PATCH_MERGE, patch, NULL, NULL,
+                      &st);
     json_decref(patch);
     if (rc == 0)
         LOG_I(LOGGER, what, "workload", name, "namespace", ns);
@@ -297,8 +297,8 @@ static void evict(json_t *wl)
     json_t *c = json_object_get(json_object_get(wl, "status"), "conditions");
     json_t *c1 = with_condition(c, "Evicted", "True", "Preempted", msg && *msg ? msg : "Evicted");
     json_t *c2 = with_condition(c1, "QuotaReserved", "False", "Pending", "Evicted by request");
-    json_t *c3 = with_condition(c2, "Admitted", "False", "NoReservation",
-                                "The workload has no reservation");
+    json_t *c3 =
+        with_condition(c2, "Admitted", "False", "NoReservation", "The workload has no reservation");
     json_decref(c1);
     json_decref(c2);
     patch_status(wl, json_pack("{s:o,s:n}", "conditions", c3, "admission"), "evicted");
@@ -385,7 +385,8 @@ static int by_priority_then_age(const void *a, const void *b)
     int c = strcmp(tx ? tx : "", ty ? ty : "");
     if (c)
         return c;
-    return strcmp(str_at(x, "metadata", "name", NULL) ?: "", str_at(y, "metadata", "name", NULL) ?: "");
+    return strcmp(str_at(x, "metadata", "name", NULL) ?: "",
+                  str_at(y, "metadata", "name", NULL) ?: "");
 }
 
 static void pass(void)
@@ -420,10 +421,10 @@ static void pass(void)
             struct cq_usage *u = cqn ? usage_of(usage, &nusage, 64, cqn) : NULL;
             size_t j;
             json_t *psa;
-            json_array_foreach(json_object_get(json_object_get(json_object_get(wl, "status"),
-                                                               "admission"),
-                                               "podSetAssignments"),
-                               j, psa)
+            json_array_foreach(
+                json_object_get(json_object_get(json_object_get(wl, "status"), "admission"),
+                                "podSetAssignments"),
+                j, psa)
             {
                 if (u)
                     res_add_map(&u->used, json_object_get(psa, "resourceUsage"), 1);
@@ -537,7 +538,8 @@ int main(int argc, char **argv)
     }
     if (njobkinds == 0) {
         jobkinds[njobkinds++].res = (struct kc_resource){"batch", "v1", "jobs", 1};
-        jobkinds[njobkinds++].res = (struct kc_resource){"jobset.x-k8s.io", "v1alpha2", "jobsets", 1};
+        jobkinds[njobkinds++].res =
+            (struct kc_resource){"jobset.x-k8s.io", "v1alpha2", "jobsets", 1};
     }
     LOGGER = name;
     struct kcfg *cfg = NULL;
