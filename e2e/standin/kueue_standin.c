@@ -364,6 +364,15 @@ static void try_admit(json_t *wl, json_t *cq, struct res_list *used)
     json_t *c1 = with_condition(conds, "QuotaReserved", "True", "QuotaReserved", msg);
     json_t *c2 = with_condition(c1, "Admitted", "True", "Admitted", "The workload is admitted");
     json_decref(c1);
+    if (condition_true(wl, "Evicted")) {
+        /* as Kueue does on re-admission: the old eviction becomes history */
+        const char *old = json_string_value(json_object_get(condition(wl, "Evicted"), "message"));
+        char prev[512];
+        snprintf(prev, sizeof(prev), "Previously: %s", old ? old : "");
+        json_t *c3 = with_condition(c2, "Evicted", "False", "QuotaReserved", prev);
+        json_decref(c2);
+        c2 = c3;
+    }
     patch_status(wl,
                  json_pack("{s:o,s:{s:s,s:o}}", "conditions", c2, "admission", "clusterQueue",
                            cqname, "podSetAssignments", assignments),
