@@ -233,8 +233,6 @@ struct kw_informer {
     struct kcache *cache;
     char *ns, *label_selector, *field_selector, *name;
     long page_size, resync_ms, backoff_initial_ms, backoff_max_ms, watch_timeout_s;
-    size_t max_line;
-    int max_depth;
 
     volatile int stop; /* polled by kc_stream */
     pthread_t thread, resync_thread;
@@ -293,12 +291,13 @@ static int sleep_ms(struct kw_informer *inf, long ms)
 static void mark_ok(struct kw_informer *inf)
 {
     pthread_mutex_lock(&inf->lock);
-    if (!inf->st.connected)
-        LOG_I("informer", "connected", "resource", inf->name);
+    int was = inf->st.connected;
     inf->st.connected = 1;
     inf->st.disconnected_since_ms = 0;
     inf->st.last_error[0] = '\0';
     pthread_mutex_unlock(&inf->lock);
+    if (!was)
+        LOG_I("informer", "connected", "resource", inf->name);
 }
 
 static void mark_failed(struct kw_informer *inf, const char *what, const char *msg)
@@ -354,7 +353,8 @@ static int do_list(struct kw_informer *inf)
         goto out;
     }
     json_t *items = json_object_get(list, "items");
-    if (!json_is_array(items) || set_rv(inf, meta_rv(list)) != 0 || !inf->rv[0]) {
+    const char *rv = meta_rv(list);
+    if (!json_is_array(items) || !rv || !*rv || set_rv(inf, rv) != 0) {
         rc = KC_ERR_DECODE;
         mark_failed(inf, "list", "list without items or a usable resourceVersion");
         goto out;
@@ -464,7 +464,7 @@ static enum watch_end do_watch(struct kw_informer *inf)
     char *query = watch_query(inf, timeout_s);
     enum watch_end end = W_ERROR;
     if (!path || !query) {
-        mark_failed(inf, "watch", "out of memory");
+        mark_failed(inf, "watch", "cannot build the watch request");
         goto out;
     }
     kw_decoder_reset(&inf->dec);
