@@ -1,15 +1,23 @@
 /* Kubernetes REST client on libcurl.
  *
  * One kc_client per API server, shared by all threads: it keeps a small pool
- * of curl easy handles (each with its kept-alive connection), applies a
- * QPS/burst token bucket and a per-request timeout, and decodes Kubernetes
- * `Status` errors. Objects are jansson values; returned ones are new
- * references the caller must json_decref. */
+ * of curl easy handles (each with its kept-alive connection; a stack, so the
+ * warmest is reused; extra handles are made on demand and freed after use),
+ * applies a QPS/burst token bucket and a per-request timeout, and decodes
+ * Kubernetes `Status` errors. Objects are jansson values; returned ones are
+ * new references the caller must json_decref.
+ *
+ * Transport: HTTPS only, HTTP/1.1 (one request per connection at a time,
+ * which is what the pool gives anyway), TLS 1.2+, peer and host always
+ * verified against cfg's CA (or the system roots), client certificate and
+ * key from memory (PEM), `Accept: application/json`, gzip accepted
+ * (max_body counts decoded bytes), redirects not followed. */
 #ifndef MKUEUE_KUBE_CLIENT_H
 #define MKUEUE_KUBE_CLIENT_H
 
 #include <jansson.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "kube_config.h"
 
@@ -60,17 +68,26 @@ struct kc_options {
 
 struct kc_client;
 
-/* Creates a client; the config is copied (the caller keeps ownership of cfg
- * but must keep it alive as long as the client: the token file is re-read
- * through it). opt may be NULL for defaults. Returns NULL and fills err. */
+/* Creates a client. cfg is borrowed, not copied: the caller keeps ownership
+ * and must keep it alive as long as the client (the token is fetched through
+ * kcfg_bearer_token() per request, so token files are re-read). opt may be
+ * NULL; zero fields take the defaults. The server must be https://. When
+ * cfg->tls_server_name is set, it is used for SNI and certificate
+ * verification while connecting to the server's real address. Returns NULL
+ * and fills err. */
 struct kc_client *kc_new(struct kcfg *cfg, const struct kc_options *opt, char *err, size_t errlen);
 void kc_free(struct kc_client *c);
 const char *kc_server(const struct kc_client *c);
 
 /* Path of a resource collection or object, escaped: ns may be NULL for
- * cluster-scoped or all-namespaces; name and subresource may be NULL.
- * Returns a malloc'd string. */
+ * cluster-scoped or all-namespaces (ignored for cluster-scoped resources);
+ * name and subresource may be NULL. Returns a malloc'd string, or NULL when
+ * a segment is empty, "." or "..", or sub is given without name. */
 char *kc_path(const struct kc_resource *r, const char *ns, const char *name, const char *sub);
+
+/* All calls below: st may be NULL; *out (when given) is set to NULL on
+ * failure; a namespaced resource needs ns for single-object calls and create
+ * (KC_ERR_INVAL otherwise). */
 
 /* GET one object. */
 int kc_get(struct kc_client *c, const struct kc_resource *r, const char *ns, const char *name,
@@ -118,21 +135,31 @@ int kc_update(struct kc_client *c, const struct kc_resource *r, const char *ns, 
 int kc_delete(struct kc_client *c, const struct kc_resource *r, const char *ns, const char *name,
               const char *propagation, const char *precondition_uid, struct kc_status *st);
 
-/* Raw request: path starts with '/', query without '?' (already escaped) or
- * NULL, body may be NULL. *out (may be NULL) receives the parsed JSON body on
- * 2xx. Used by the above and for discovery (/openapi/v2, /version). */
+/* Raw request: method GET, POST, PUT, PATCH or DELETE; path starts with
+ * '/', query without '?' (already escaped) or NULL, body may be NULL;
+ * content_type defaults to application/json when there is a body. *out (may be NULL) receives the
+ * parsed JSON body on 2xx. Used by the above and for discovery (/openapi/v2, /version). */
 int kc_request(struct kc_client *c, const char *method, const char *path, const char *query,
                const char *content_type, const char *body, size_t body_len, json_t **out,
                struct kc_status *st);
 
 /* Streaming GET for watches: calls on_data for each chunk as it arrives
  * until the server closes, an error occurs, on_data returns non-zero, or
- * *stop becomes non-zero (checked at least every 200 ms). timeout_s bounds
- * the whole stream (0 = none). Not subject to the per-request timeout, but
- * to the QPS limiter once at start. */
+ * *stop becomes non-zero (checked at least every 200 ms; stop may be NULL).
+ * timeout_s bounds the whole stream (0 = none). Not subject to the
+ * per-request timeout, but to the QPS limiter once at start. Chunks are raw
+ * (not split on lines). Returns 0 when the server ended the stream,
+ * KC_ERR_STOPPED when *stop or on_data ended it, KC_ERR_HTTP with the
+ * decoded Status on a non-2xx answer (on_data is not called then),
+ * KC_ERR_TRANSPORT on errors and timeout. Uses its own connection. */
 typedef int (*kc_data_fn)(const char *data, size_t len, void *ud);
 int kc_stream(struct kc_client *c, const char *path, const char *query, long timeout_s,
               volatile int *stop, kc_data_fn on_data, void *ud, struct kc_status *st);
+
+/* Decodes a Kubernetes Status object (e.g. a watch ERROR event's object)
+ * into st: reason, message, details.retryAfterSeconds (when st has none
+ * yet); st->http = http, or the Status' code when http is 0. */
+void kc_status_from_json(const json_t *obj, long http, struct kc_status *st);
 
 /* Escapes a string for a URL query value or path segment (RFC 3986
  * unreserved kept). Returns malloc'd string. */
