@@ -10,8 +10,13 @@
 
 struct kcache;
 
-/* Handlers run on the informer's thread, after the store changed and with no
- * lock held. old is NULL for add; for delete, obj is the last known state. */
+#define KCACHE_MAX_HANDLERS 8
+#define KCACHE_KEY_MAX      512 /* ns (63) + "/" + name (253), with room */
+
+/* Handlers run on the writer's thread (the informer's, never two at once),
+ * after the store changed and with no lock held, so they may read the cache.
+ * old is NULL for add; for delete, obj is the last known state. Objects are
+ * borrowed for the call: json_incref to keep one. */
 struct kcache_handlers {
     void (*on_add)(const char *key, json_t *obj, void *ud);
     void (*on_update)(const char *key, json_t *old, json_t *obj, void *ud);
@@ -19,12 +24,16 @@ struct kcache_handlers {
     void *ud;
 };
 
+/* Returns a new empty cache (kcache_free it) or NULL. */
 struct kcache *kcache_new(void);
+/* Drops every object reference; no handler is called. */
 void kcache_free(struct kcache *c);
-/* Registers handlers (at most 8); call before the informer starts. */
+/* Registers handlers (at most KCACHE_MAX_HANDLERS; h is copied); call before
+ * the informer starts. Returns 0 or -1 when full. */
 int kcache_add_handlers(struct kcache *c, const struct kcache_handlers *h);
 
-/* Key of an object: "ns/name" or "name". Writes into out; returns 0 or -1. */
+/* Key of an object: "ns/name" or "name". Writes into out; returns 0, or -1
+ * when metadata.name is missing or empty or the key does not fit. */
 int kcache_key(json_t *obj, char *out, size_t outlen);
 
 /* Returns a new reference (json_decref it) or NULL. */
@@ -38,13 +47,20 @@ void kcache_foreach(struct kcache *c, const char *ns,
 json_t *kcache_list(struct kcache *c, const char *ns);
 size_t kcache_len(struct kcache *c);
 
-/* Writer side (the informer). obj reference is taken (stolen) by upsert. */
-void kcache_upsert(struct kcache *c, json_t *obj);
-void kcache_remove(struct kcache *c, json_t *obj);
-/* Replaces the whole content with items of a fresh list: calls add/update for
- * present ones (update only when resourceVersion changed) and delete for
- * vanished ones. items is borrowed. */
-void kcache_replace(struct kcache *c, json_t *items);
+/* Writer side (the informer). obj reference is taken (stolen) by upsert,
+ * also on failure. Returns 0, or -1 when obj has no usable key (or on
+ * allocation failure). */
+int kcache_upsert(struct kcache *c, json_t *obj);
+/* Removes the object with obj's key (obj borrowed: the final state from a
+ * DELETED event, handed to on_delete). Returns 1 when it was present, 0 when
+ * not (no handler call), -1 when obj has no usable key. */
+int kcache_remove(struct kcache *c, json_t *obj);
+/* Replaces the whole content with items (a JSON array, borrowed) of a fresh
+ * list: calls add/update for present ones (update only when
+ * metadata.resourceVersion changed) and delete for vanished ones. Items
+ * without a key are skipped. Returns 0, -1 when items is not an array or on
+ * allocation failure (then the content is unchanged). */
+int kcache_replace(struct kcache *c, json_t *items);
 /* Re-delivers every object as an update (old == obj) for periodic resync. */
 void kcache_resync(struct kcache *c);
 

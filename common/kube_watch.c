@@ -1,0 +1,665 @@
+#include "kube_watch.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+
+/* ==== decoder ============================================================== */
+
+static const char *const type_names[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* Rejects nesting deeper than max before the (recursive) parser sees it. */
+static int depth_ok(const char *s, size_t len, int max)
+{
+    int depth = 0, in_str = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = s[i];
+        if (in_str) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in_str = 0;
+        } else if (ch == '"') {
+            in_str = 1;
+        } else if (ch == '{' || ch == '[') {
+            if (++depth > max)
+                return 0;
+        } else if (ch == '}' || ch == ']') {
+            depth--;
+        }
+    }
+    return 1;
+}
+
+int kw_decode_line(const char *line, size_t len, int max_depth, struct kw_event *ev, json_t **out,
+                   char *err, size_t errlen)
+{
+    json_error_t jerr;
+    json_t *root = NULL;
+    int rc = KW_ERR_DECODE;
+    *out = NULL;
+    memset(ev, 0, sizeof(*ev));
+    if (max_depth <= 0)
+        max_depth = KW_DEFAULT_MAX_DEPTH;
+    if (!depth_ok(line, len, max_depth)) {
+        set_err(err, errlen, "watch event nested deeper than %d", max_depth);
+        goto out;
+    }
+    root = json_loadb(line, len, 0, &jerr);
+    if (!root) {
+        set_err(err, errlen, "watch event is not JSON: %s at column %d", jerr.text, jerr.column);
+        goto out;
+    }
+    const char *type = json_string_value(json_object_get(root, "type"));
+    json_t *obj = json_object_get(root, "object");
+    if (!json_is_object(root) || !type) {
+        set_err(err, errlen, "watch event without a string \"type\"");
+        goto out;
+    }
+    if (!json_is_object(obj)) {
+        set_err(err, errlen, "watch event %.32s without an \"object\"", type);
+        goto out;
+    }
+    size_t t;
+    for (t = 0; t < sizeof(type_names) / sizeof(type_names[0]); t++)
+        if (strcmp(type, type_names[t]) == 0)
+            break;
+    if (t == sizeof(type_names) / sizeof(type_names[0])) {
+        set_err(err, errlen, "unknown watch event type \"%.32s\"", type);
+        goto out;
+    }
+    ev->type = (enum kw_event_type)t;
+    ev->object = obj;
+    ev->reason = "";
+    ev->message = "";
+    if (ev->type == KW_ERROR) {
+        json_t *code = json_object_get(obj, "code");
+        const char *reason = json_string_value(json_object_get(obj, "reason"));
+        const char *message = json_string_value(json_object_get(obj, "message"));
+        ev->code = json_is_integer(code) ? (long)json_integer_value(code) : 0;
+        if (reason)
+            ev->reason = reason;
+        if (message)
+            ev->message = message;
+    } else if (!json_is_object(json_object_get(obj, "metadata"))) {
+        set_err(err, errlen, "watch event %s: object without metadata", type);
+        goto out;
+    }
+    *out = root;
+    root = NULL;
+    rc = 0;
+out:
+    json_decref(root);
+    if (rc != 0)
+        memset(ev, 0, sizeof(*ev));
+    return rc;
+}
+
+void kw_decoder_init(struct kw_decoder *d, size_t max_line, int max_depth)
+{
+    memset(d, 0, sizeof(*d));
+    d->max_line = max_line ? max_line : KW_DEFAULT_MAX_LINE;
+    d->max_depth = max_depth > 0 ? max_depth : KW_DEFAULT_MAX_DEPTH;
+    buf_init(&d->line, d->max_line);
+}
+
+/* Empties the line buffer, giving back the memory of an unusually long line. */
+static void line_clear(struct kw_decoder *d)
+{
+    if (d->line.alloc > 256 * 1024) {
+        buf_free(&d->line);
+        buf_init(&d->line, d->max_line);
+    } else {
+        buf_reset(&d->line);
+    }
+}
+
+static int fail(struct kw_decoder *d, int code)
+{
+    d->failed = code;
+    line_clear(d);
+    return code;
+}
+
+/* Decodes one complete line (without its newline) and hands it to cb. */
+static int emit_line(struct kw_decoder *d, const char *s, size_t len, kw_event_fn cb, void *ud)
+{
+    if (len > 0 && s[len - 1] == '\r')
+        len--;
+    size_t i = 0;
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r'))
+        i++;
+    if (i == len)
+        return 0; /* blank lines are keep-alives at most */
+    struct kw_event ev;
+    json_t *root;
+    if (kw_decode_line(s, len, d->max_depth, &ev, &root, d->err, sizeof(d->err)) != 0)
+        return fail(d, KW_ERR_DECODE);
+    int rc = cb(&ev, ud);
+    json_decref(root);
+    return rc > 0 ? rc : 0;
+}
+
+int kw_decoder_feed(struct kw_decoder *d, const char *data, size_t len, kw_event_fn cb, void *ud)
+{
+    if (d->failed)
+        return d->failed;
+    while (len > 0) {
+        const char *nl = memchr(data, '\n', len);
+        size_t seg = nl ? (size_t)(nl - data) : len;
+        if (d->line.len + seg > d->max_line) {
+            set_err(d->err, sizeof(d->err), "watch event longer than %zu bytes", d->max_line);
+            return fail(d, KW_ERR_TOOBIG);
+        }
+        if (!nl) {
+            if (buf_append(&d->line, data, seg) != 0) {
+                set_err(d->err, sizeof(d->err), "out of memory buffering a watch event");
+                return fail(d, KW_ERR_NOMEM);
+            }
+            return 0;
+        }
+        int rc;
+        if (d->line.len == 0) {
+            rc = emit_line(d, data, seg, cb, ud); /* whole line in this chunk: no copy */
+        } else {
+            if (buf_append(&d->line, data, seg) != 0) {
+                set_err(d->err, sizeof(d->err), "out of memory buffering a watch event");
+                return fail(d, KW_ERR_NOMEM);
+            }
+            rc = emit_line(d, d->line.data, d->line.len, cb, ud);
+            line_clear(d);
+        }
+        if (rc != 0)
+            return rc;
+        data += seg + 1;
+        len -= seg + 1;
+    }
+    return 0;
+}
+
+int kw_decoder_finish(struct kw_decoder *d, kw_event_fn cb, void *ud)
+{
+    if (d->failed)
+        return d->failed;
+    if (d->line.len == 0)
+        return 0;
+    int rc = emit_line(d, d->line.data, d->line.len, cb, ud);
+    line_clear(d);
+    return rc;
+}
+
+const char *kw_decoder_error(const struct kw_decoder *d)
+{
+    return d->err;
+}
+
+void kw_decoder_reset(struct kw_decoder *d)
+{
+    line_clear(d);
+    d->failed = 0;
+    d->err[0] = '\0';
+}
+
+void kw_decoder_free(struct kw_decoder *d)
+{
+    buf_free(&d->line);
+}
+
+/* ==== informer ============================================================= */
+
+enum watch_end { W_END, W_GONE, W_ERROR, W_STOP };
+
+struct kw_informer {
+    struct kc_client *client;
+    const struct kc_resource *res;
+    struct kcache *cache;
+    char *ns, *label_selector, *field_selector, *name;
+    long page_size, resync_ms, backoff_initial_ms, backoff_max_ms, watch_timeout_s;
+
+    volatile int stop; /* polled by kc_stream */
+    pthread_t thread, resync_thread;
+    int has_resync_thread;
+    pthread_mutex_t lock; /* guards stats and the wakeup condition */
+    pthread_cond_t wake;  /* stop, for backoff and resync sleeps */
+    /* Serializes cache writes and handler calls of the watch and resync threads. */
+    pthread_mutex_t apply_lock;
+    struct kw_stats st;
+    uint64_t rng;
+
+    /* Watch state, owned by the informer thread. */
+    struct kw_decoder dec;
+    char rv[128];
+    enum watch_end end; /* set by the event callback to end the stream */
+    long watch_events;
+    char watch_err[256];
+};
+
+static long long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int stopping(struct kw_informer *inf)
+{
+    return __atomic_load_n(&inf->stop, __ATOMIC_ACQUIRE);
+}
+
+/* xorshift64*: jitter and watch timeouts need spread, not secrecy. */
+static uint64_t rnd(struct kw_informer *inf)
+{
+    uint64_t x = inf->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    inf->rng = x;
+    return x * 2685821657736338717ULL;
+}
+
+/* Sleeps up to ms unless stopped; returns non-zero when stopping. */
+static int sleep_ms(struct kw_informer *inf, long ms)
+{
+    long long until = mono_ms() + ms;
+    struct timespec ts = {(time_t)(until / 1000), (long)(until % 1000) * 1000000L};
+    pthread_mutex_lock(&inf->lock);
+    while (!inf->stop && mono_ms() < until)
+        pthread_cond_timedwait(&inf->wake, &inf->lock, &ts);
+    int s = inf->stop;
+    pthread_mutex_unlock(&inf->lock);
+    return s;
+}
+
+static void mark_ok(struct kw_informer *inf)
+{
+    pthread_mutex_lock(&inf->lock);
+    int was = inf->st.connected;
+    inf->st.connected = 1;
+    inf->st.disconnected_since_ms = 0;
+    inf->st.last_error[0] = '\0';
+    pthread_mutex_unlock(&inf->lock);
+    if (!was)
+        LOG_I("informer", "connected", "resource", inf->name);
+}
+
+static void mark_failed(struct kw_informer *inf, const char *what, const char *msg)
+{
+    pthread_mutex_lock(&inf->lock);
+    if (inf->st.connected || inf->st.disconnected_since_ms == 0)
+        inf->st.disconnected_since_ms = mono_ms();
+    inf->st.connected = 0;
+    snprintf(inf->st.last_error, sizeof(inf->st.last_error), "%s: %s", what, msg);
+    inf->st.reconnects++;
+    pthread_mutex_unlock(&inf->lock);
+    LOG_W("informer", "request failed, retrying", "resource", inf->name, "op", what, "error", msg);
+}
+
+static void status_text(int rc, const struct kc_status *st, char *out, size_t outlen)
+{
+    if (rc == KC_ERR_HTTP)
+        snprintf(out, outlen, "HTTP %ld %s: %s", st->http, st->reason, st->message);
+    else
+        snprintf(out, outlen, "error %d: %s", rc, st->message[0] ? st->message : "(no detail)");
+}
+
+/* Stores a resourceVersion from the server; returns -1 if it is unusable. */
+static int set_rv(struct kw_informer *inf, const char *rv)
+{
+    if (!rv || !*rv)
+        return 0; /* keep the previous one */
+    size_t n = strlen(rv);
+    if (n >= sizeof(inf->rv))
+        return -1;
+    memcpy(inf->rv, rv, n + 1);
+    pthread_mutex_lock(&inf->lock);
+    memcpy(inf->st.resource_version, rv, n + 1);
+    pthread_mutex_unlock(&inf->lock);
+    return 0;
+}
+
+static const char *meta_rv(json_t *obj)
+{
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+}
+
+static int do_list(struct kw_informer *inf)
+{
+    struct kc_status st;
+    json_t *list = NULL;
+    char msg[700];
+    int rc = kc_list_all(inf->client, inf->res, inf->ns, inf->label_selector, inf->field_selector,
+                         inf->page_size, &list, &st);
+    if (rc != KC_OK) {
+        status_text(rc, &st, msg, sizeof(msg));
+        mark_failed(inf, "list", msg);
+        goto out;
+    }
+    json_t *items = json_object_get(list, "items");
+    const char *rv = meta_rv(list);
+    if (!json_is_array(items) || !rv || !*rv || set_rv(inf, rv) != 0) {
+        rc = KC_ERR_DECODE;
+        mark_failed(inf, "list", "list without items or a usable resourceVersion");
+        goto out;
+    }
+    pthread_mutex_lock(&inf->apply_lock);
+    rc = kcache_replace(inf->cache, items);
+    pthread_mutex_unlock(&inf->apply_lock);
+    if (rc != 0) {
+        rc = KC_ERR_NOMEM;
+        mark_failed(inf, "list", "out of memory applying the list");
+        goto out;
+    }
+    kcache_set_synced(inf->cache, 1);
+    mark_ok(inf);
+    pthread_mutex_lock(&inf->lock);
+    inf->st.synced = 1;
+    inf->st.relists++;
+    pthread_mutex_unlock(&inf->lock);
+    LOG_D("informer", "listed", "resource", inf->name, "resourceVersion", inf->rv);
+out:
+    json_decref(list);
+    return rc;
+}
+
+static int on_event(const struct kw_event *ev, void *ud)
+{
+    struct kw_informer *inf = ud;
+    if (ev->type == KW_ERROR) {
+        inf->end = ev->code == 410 ? W_GONE : W_ERROR;
+        snprintf(inf->watch_err, sizeof(inf->watch_err), "ERROR event %ld %s: %s", ev->code,
+                 ev->reason, ev->message);
+        return 1;
+    }
+    if (set_rv(inf, meta_rv(ev->object)) != 0) {
+        inf->end = W_ERROR;
+        snprintf(inf->watch_err, sizeof(inf->watch_err), "resourceVersion too long");
+        return 1;
+    }
+    if (ev->type != KW_BOOKMARK) {
+        int rc;
+        pthread_mutex_lock(&inf->apply_lock);
+        if (ev->type == KW_DELETED)
+            rc = kcache_remove(inf->cache, ev->object);
+        else
+            rc = kcache_upsert(inf->cache, json_incref(ev->object));
+        pthread_mutex_unlock(&inf->apply_lock);
+        if (rc < 0)
+            LOG_W("informer", "skipping a watch event without a usable name", "resource",
+                  inf->name);
+    }
+    inf->watch_events++;
+    pthread_mutex_lock(&inf->lock);
+    inf->st.events++;
+    pthread_mutex_unlock(&inf->lock);
+    return 0;
+}
+
+static int on_data(const char *data, size_t len, void *ud)
+{
+    struct kw_informer *inf = ud;
+    if (!kw_informer_connected(inf))
+        mark_ok(inf); /* the server answers again */
+    int rc = kw_decoder_feed(&inf->dec, data, len, on_event, inf);
+    if (rc < 0) {
+        inf->end = W_ERROR;
+        snprintf(inf->watch_err, sizeof(inf->watch_err), "%s", kw_decoder_error(&inf->dec));
+    }
+    return rc != 0;
+}
+
+static char *watch_query(struct kw_informer *inf, long timeout_s)
+{
+    struct buf q;
+    char *rv = kc_escape(inf->rv), *ls = NULL, *fs = NULL;
+    buf_init(&q, 64 * 1024);
+    if (!rv)
+        goto out;
+    buf_printf(&q, "watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%ld", rv,
+               timeout_s);
+    if (inf->label_selector) {
+        ls = kc_escape(inf->label_selector);
+        buf_printf(&q, "&labelSelector=%s", ls ? ls : "");
+    }
+    if (inf->field_selector) {
+        fs = kc_escape(inf->field_selector);
+        buf_printf(&q, "&fieldSelector=%s", fs ? fs : "");
+    }
+out:
+    free(rv);
+    free(ls);
+    free(fs);
+    if (!rv || (inf->label_selector && !ls) || (inf->field_selector && !fs) || !buf_ok(&q)) {
+        buf_free(&q);
+        return NULL;
+    }
+    return buf_steal(&q);
+}
+
+static enum watch_end do_watch(struct kw_informer *inf)
+{
+    struct kc_status st;
+    char msg[700];
+    long timeout_s = inf->watch_timeout_s;
+    if (timeout_s <= 0)
+        timeout_s = 300 + (long)(rnd(inf) % 301);
+    char *path = kc_path(inf->res, inf->ns, NULL, NULL);
+    char *query = watch_query(inf, timeout_s);
+    enum watch_end end = W_ERROR;
+    if (!path || !query) {
+        mark_failed(inf, "watch", "cannot build the watch request");
+        goto out;
+    }
+    kw_decoder_reset(&inf->dec);
+    inf->end = W_END;
+    inf->watch_events = 0;
+    inf->watch_err[0] = '\0';
+    pthread_mutex_lock(&inf->lock);
+    inf->st.watches++;
+    pthread_mutex_unlock(&inf->lock);
+    long long started = mono_ms();
+    /* The client's own bound sits past the server's so the server ends it. */
+    int rc = kc_stream(inf->client, path, query, timeout_s + 30, &inf->stop, on_data, inf, &st);
+    if (stopping(inf)) {
+        end = W_STOP;
+    } else if (inf->end != W_END) {
+        end = inf->end;
+        if (end == W_ERROR)
+            mark_failed(inf, "watch", inf->watch_err);
+        else
+            LOG_I("informer", "watch expired, relisting", "resource", inf->name, "detail",
+                  inf->watch_err);
+    } else if (rc == KC_ERR_HTTP && kc_is_gone(&st)) {
+        end = W_GONE;
+        LOG_I("informer", "watch expired (410), relisting", "resource", inf->name);
+    } else if (rc != KC_OK) {
+        status_text(rc, &st, msg, sizeof(msg));
+        mark_failed(inf, "watch", msg);
+    } else if (inf->watch_events == 0 && mono_ms() - started < 1000) {
+        /* Ending at once without a word is no healthy watch: back off. */
+        mark_failed(inf, "watch", "stream closed immediately");
+    } else {
+        mark_ok(inf);
+        end = W_END;
+    }
+out:
+    free(path);
+    free(query);
+    return end;
+}
+
+static void *informer_main(void *arg)
+{
+    struct kw_informer *inf = arg;
+    long backoff = inf->backoff_initial_ms;
+    int need_list = 1;
+    LOG_I("informer", "starting", "resource", inf->name, "namespace", inf->ns);
+    while (!stopping(inf)) {
+        /* After 410 or any failure, list again (as client-go's reflector
+         * does): a list proves the server is back and catches missed events.
+         * A watch that simply ended resumes from the last resourceVersion. */
+        int failed;
+        if (need_list) {
+            failed = do_list(inf) != KC_OK;
+            need_list = failed;
+        } else {
+            enum watch_end end = do_watch(inf);
+            if (end == W_STOP)
+                break;
+            failed = end == W_ERROR;
+            need_list = end != W_END;
+            if (failed && inf->watch_events > 0)
+                backoff = inf->backoff_initial_ms; /* the watch worked for a while */
+        }
+        if (!failed) {
+            backoff = inf->backoff_initial_ms;
+            continue;
+        }
+        /* Jitter in [backoff/2, backoff] keeps many informers from retrying in step. */
+        long wait = backoff / 2 + (long)(rnd(inf) % (uint64_t)(backoff / 2 + 1));
+        if (sleep_ms(inf, wait))
+            break;
+        backoff = backoff > inf->backoff_max_ms / 2 ? inf->backoff_max_ms : backoff * 2;
+    }
+    LOG_I("informer", "stopped", "resource", inf->name);
+    return NULL;
+}
+
+static void *resync_main(void *arg)
+{
+    struct kw_informer *inf = arg;
+    while (!sleep_ms(inf, inf->resync_ms)) {
+        if (!kcache_synced(inf->cache))
+            continue;
+        pthread_mutex_lock(&inf->apply_lock);
+        kcache_resync(inf->cache);
+        pthread_mutex_unlock(&inf->apply_lock);
+    }
+    return NULL;
+}
+
+static char *dup_or_null(const char *s, int *oom)
+{
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d)
+        *oom = 1;
+    return d;
+}
+
+static void informer_free(struct kw_informer *inf)
+{
+    kw_decoder_free(&inf->dec);
+    pthread_cond_destroy(&inf->wake);
+    pthread_mutex_destroy(&inf->lock);
+    pthread_mutex_destroy(&inf->apply_lock);
+    free(inf->ns);
+    free(inf->label_selector);
+    free(inf->field_selector);
+    free(inf->name);
+    free(inf);
+}
+
+struct kw_informer *kw_informer_start(struct kc_client *client, const struct kc_resource *res,
+                                      const char *ns, const char *label_selector,
+                                      struct kcache *cache, const struct kw_options *opt)
+{
+    static const struct kw_options defaults;
+    struct kw_informer *inf = calloc(1, sizeof(*inf));
+    if (!inf) {
+        LOG_E("informer", "out of memory", "resource", res->resource);
+        return NULL;
+    }
+    if (!opt)
+        opt = &defaults;
+    int oom = 0;
+    inf->client = client;
+    inf->res = res;
+    inf->cache = cache;
+    inf->ns = dup_or_null(ns, &oom);
+    inf->label_selector = dup_or_null(label_selector, &oom);
+    inf->field_selector = dup_or_null(opt->field_selector, &oom);
+    inf->name = dup_or_null(opt->name ? opt->name : res->resource, &oom);
+    inf->page_size = opt->page_size;
+    inf->resync_ms = opt->resync_period_ms == 0 ? 5 * 60 * 1000 : opt->resync_period_ms;
+    inf->backoff_initial_ms = opt->backoff_initial_ms > 0 ? opt->backoff_initial_ms : 100;
+    inf->backoff_max_ms = opt->backoff_max_ms > 0 ? opt->backoff_max_ms : 30000;
+    if (inf->backoff_max_ms < inf->backoff_initial_ms)
+        inf->backoff_max_ms = inf->backoff_initial_ms;
+    inf->watch_timeout_s = opt->watch_timeout_s;
+    inf->rng = ((uint64_t)mono_ms() << 20) ^ (uint64_t)(uintptr_t)inf ^ 0x9E3779B97F4A7C15ULL;
+    inf->st.disconnected_since_ms = mono_ms();
+    kw_decoder_init(&inf->dec, opt->max_line, opt->max_depth);
+    pthread_mutex_init(&inf->lock, NULL);
+    pthread_mutex_init(&inf->apply_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&inf->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    if (oom || pthread_create(&inf->thread, NULL, informer_main, inf) != 0) {
+        LOG_E("informer", "cannot start", "resource", res->resource);
+        informer_free(inf);
+        return NULL;
+    }
+    if (inf->resync_ms > 0) {
+        inf->has_resync_thread = pthread_create(&inf->resync_thread, NULL, resync_main, inf) == 0;
+        if (!inf->has_resync_thread)
+            LOG_W("informer", "cannot start resync thread; no periodic resync", "resource",
+                  inf->name);
+    }
+    return inf;
+}
+
+void kw_informer_stop(struct kw_informer *inf)
+{
+    if (!inf)
+        return;
+    pthread_mutex_lock(&inf->lock);
+    __atomic_store_n(&inf->stop, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&inf->wake);
+    pthread_mutex_unlock(&inf->lock);
+    pthread_join(inf->thread, NULL);
+    if (inf->has_resync_thread)
+        pthread_join(inf->resync_thread, NULL);
+    informer_free(inf);
+}
+
+int kw_informer_synced(struct kw_informer *inf)
+{
+    pthread_mutex_lock(&inf->lock);
+    int s = inf->st.synced;
+    pthread_mutex_unlock(&inf->lock);
+    return s;
+}
+
+int kw_informer_connected(struct kw_informer *inf)
+{
+    pthread_mutex_lock(&inf->lock);
+    int c = inf->st.connected;
+    pthread_mutex_unlock(&inf->lock);
+    return c;
+}
+
+void kw_informer_stats(struct kw_informer *inf, struct kw_stats *out)
+{
+    pthread_mutex_lock(&inf->lock);
+    *out = inf->st;
+    pthread_mutex_unlock(&inf->lock);
+}

@@ -1,0 +1,122 @@
+/* Watch streams and informers.
+ *
+ * The decoder splits a Kubernetes watch stream (newline-delimited JSON
+ * events, untrusted input arriving in arbitrary chunks) into events, with a
+ * bounded line size and JSON depth.
+ *
+ * The informer keeps a kcache in step with one resource on one API server:
+ * list, then watch from the list's resourceVersion; bookmarks advance the
+ * resourceVersion; a 410 Gone (HTTP or ERROR event) relists; a stream that
+ * ends re-watches; errors reconnect with capped, jittered exponential
+ * backoff; an optional periodic resync re-delivers every object. */
+#ifndef MKUEUE_KUBE_WATCH_H
+#define MKUEUE_KUBE_WATCH_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "buf.h"
+#include "kube_cache.h"
+#include "kube_client.h"
+
+#define KW_DEFAULT_MAX_LINE  (16u * 1024 * 1024)
+#define KW_DEFAULT_MAX_DEPTH 128
+
+/* ---- decoder -------------------------------------------------------------- */
+
+enum kw_event_type { KW_ADDED, KW_MODIFIED, KW_DELETED, KW_BOOKMARK, KW_ERROR };
+
+struct kw_event {
+    enum kw_event_type type;
+    /* The event's object (for KW_ERROR the Status), borrowed for the callback:
+     * json_incref to keep it. */
+    json_t *object;
+    long code;           /* KW_ERROR: Status.code (410 = Gone: relist), else 0 */
+    const char *reason;  /* KW_ERROR: Status.reason, "" when absent */
+    const char *message; /* KW_ERROR: Status.message, "" when absent */
+};
+
+/* Returns 0 to go on, or a positive value to stop: kw_decoder_feed then
+ * returns it and the rest of that chunk is dropped. */
+typedef int (*kw_event_fn)(const struct kw_event *ev, void *ud);
+
+/* Errors (negative); after one, the decoder refuses input until reset. */
+enum { KW_ERR_DECODE = -1, KW_ERR_TOOBIG = -2, KW_ERR_NOMEM = -3 };
+
+struct kw_decoder {
+    struct buf line; /* the incomplete last line */
+    size_t max_line;
+    int max_depth;
+    int failed; /* sticky error code, 0 when fine */
+    char err[256];
+};
+
+/* max_line 0 = KW_DEFAULT_MAX_LINE, max_depth 0 = KW_DEFAULT_MAX_DEPTH. */
+void kw_decoder_init(struct kw_decoder *d, size_t max_line, int max_depth);
+/* Feeds a chunk (any split); calls cb for each complete event in order.
+ * Returns 0, a KW_ERR_* code (see kw_decoder_error), or cb's positive value. */
+int kw_decoder_feed(struct kw_decoder *d, const char *data, size_t len, kw_event_fn cb, void *ud);
+/* At stream end: decodes a last line that had no newline. Same returns. */
+int kw_decoder_finish(struct kw_decoder *d, kw_event_fn cb, void *ud);
+/* Message of the last error ("" when none). */
+const char *kw_decoder_error(const struct kw_decoder *d);
+/* Forgets buffered bytes and any error, for a new stream. */
+void kw_decoder_reset(struct kw_decoder *d);
+void kw_decoder_free(struct kw_decoder *d);
+
+/* Decodes one event line (no newline). On success returns 0 and *out is a new
+ * reference to the parsed line that ev points into. For tests and tools. */
+int kw_decode_line(const char *line, size_t len, int max_depth, struct kw_event *ev, json_t **out,
+                   char *err, size_t errlen);
+
+/* ---- informer ------------------------------------------------------------- */
+
+struct kw_options {
+    const char *name;           /* for logs (copied); default the resource plural */
+    const char *field_selector; /* copied; NULL = none */
+    long page_size;             /* list page size, 0 = 500 */
+    long resync_period_ms;      /* 0 = 5 min, < 0 = no periodic resync */
+    long backoff_initial_ms;    /* 0 = 100 */
+    long backoff_max_ms;        /* 0 = 30000 */
+    long watch_timeout_s;       /* timeoutSeconds asked of the server, 0 = random 300..600 */
+    size_t max_line;            /* 0 = KW_DEFAULT_MAX_LINE */
+    int max_depth;              /* 0 = KW_DEFAULT_MAX_DEPTH */
+};
+
+struct kw_stats {
+    int connected; /* the last list or watch reached the server fine */
+    int synced;    /* the first list has been applied */
+    /* Monotonic ms (CLOCK_MONOTONIC) since when it is not connected (the
+     * informer's start if it never was); 0 while connected. */
+    long long disconnected_since_ms;
+    long relists;               /* successful lists, the first one included */
+    long watches;               /* watch requests made */
+    long reconnects;            /* retries after an error (each one backed off) */
+    long events;                /* watch events applied */
+    char resource_version[128]; /* the last seen */
+    char last_error[256];       /* "" when the last attempt succeeded */
+};
+
+struct kw_informer;
+
+/* Starts the informer's thread. client, res and cache are borrowed and must
+ * outlive the informer; ns (NULL = all namespaces), label_selector (NULL =
+ * none) and opt's strings are copied; opt may be NULL. The informer is the
+ * cache's only writer; its handlers run on the informer's threads, one at a
+ * time, and must not call kw_informer_stop. Returns NULL (and logs) when the
+ * thread cannot start. */
+struct kw_informer *kw_informer_start(struct kc_client *client, const struct kc_resource *res,
+                                      const char *ns, const char *label_selector,
+                                      struct kcache *cache, const struct kw_options *opt);
+/* Stops the threads (promptly: the stream and backoff waits poll the stop
+ * flag; a list in flight is not interrupted, it ends within the client's
+ * request timeout), joins them and frees the informer. The cache keeps its
+ * content. NULL is a no-op. */
+void kw_informer_stop(struct kw_informer *inf);
+
+int kw_informer_synced(struct kw_informer *inf);
+int kw_informer_connected(struct kw_informer *inf);
+/* A consistent snapshot of the informer's state. */
+void kw_informer_stats(struct kw_informer *inf, struct kw_stats *out);
+
+#endif

@@ -1,0 +1,402 @@
+#include "workqueue.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "strmap.h"
+
+/* One per key known to the queue; freed as soon as it is idle (not dirty,
+ * not processing, not waiting, no failures counted). */
+struct wq_item {
+    char *key;
+    struct wq_item *qnext; /* FIFO link while queued */
+    int dirty;             /* needs processing (queued, or re-queue on done) */
+    int processing;
+    long heap_idx; /* position in the delay heap, -1 when not waiting */
+    uint64_t ready_ns;
+    int failures;
+};
+
+struct wq {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct smap *items; /* key -> struct wq_item */
+    struct wq_item *head, *tail;
+    size_t queued;
+    struct wq_item **heap; /* min-heap on ready_ns */
+    size_t heap_len, heap_alloc;
+    long base_ms, max_ms;
+    int shutdown;
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct wq *wq_new(const struct wq_options *opt)
+{
+    struct wq *q = calloc(1, sizeof(*q));
+    if (!q)
+        return NULL;
+    q->base_ms = opt && opt->base_delay_ms > 0 ? opt->base_delay_ms : 5;
+    q->max_ms = opt && opt->max_delay_ms > 0 ? opt->max_delay_ms : 300000;
+    if (q->max_ms < q->base_ms)
+        q->max_ms = q->base_ms;
+    q->items = smap_new();
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(&q->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if (!q->items || rc != 0) {
+        if (rc == 0)
+            pthread_cond_destroy(&q->cond);
+        smap_free(q->items, NULL);
+        free(q);
+        return NULL;
+    }
+    pthread_mutex_init(&q->lock, NULL);
+    return q;
+}
+
+static void item_free(void *p)
+{
+    struct wq_item *it = p;
+    free(it->key);
+    free(it);
+}
+
+void wq_free(struct wq *q)
+{
+    if (!q)
+        return;
+    smap_free(q->items, item_free);
+    free(q->heap);
+    pthread_cond_destroy(&q->cond);
+    pthread_mutex_destroy(&q->lock);
+    free(q);
+}
+
+/* ---- items ---------------------------------------------------------------- */
+
+static struct wq_item *item_get(struct wq *q, const char *key, int create)
+{
+    struct wq_item *it = smap_get(q->items, key);
+    if (it || !create)
+        return it;
+    it = calloc(1, sizeof(*it));
+    if (!it)
+        return NULL;
+    it->key = strdup(key);
+    it->heap_idx = -1;
+    if (!it->key || smap_put(q->items, key, it, NULL) != 0) {
+        item_free(it);
+        return NULL;
+    }
+    return it;
+}
+
+static void item_release_if_idle(struct wq *q, struct wq_item *it)
+{
+    if (it->dirty || it->processing || it->heap_idx >= 0 || it->failures)
+        return;
+    smap_del(q->items, it->key);
+    item_free(it);
+}
+
+static void fifo_push(struct wq *q, struct wq_item *it)
+{
+    it->qnext = NULL;
+    if (q->tail)
+        q->tail->qnext = it;
+    else
+        q->head = it;
+    q->tail = it;
+    q->queued++;
+}
+
+static struct wq_item *fifo_pop(struct wq *q)
+{
+    struct wq_item *it = q->head;
+    q->head = it->qnext;
+    if (!q->head)
+        q->tail = NULL;
+    it->qnext = NULL;
+    q->queued--;
+    return it;
+}
+
+/* The client-go rule: queued iff dirty and not processing. */
+static void mark_dirty(struct wq *q, struct wq_item *it)
+{
+    if (it->dirty)
+        return;
+    it->dirty = 1;
+    if (!it->processing) {
+        fifo_push(q, it);
+        pthread_cond_signal(&q->cond);
+    }
+}
+
+/* ---- delay heap ----------------------------------------------------------- */
+
+static void heap_set(struct wq *q, size_t i, struct wq_item *it)
+{
+    q->heap[i] = it;
+    it->heap_idx = (long)i;
+}
+
+static void heap_up(struct wq *q, size_t i)
+{
+    struct wq_item *it = q->heap[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (q->heap[parent]->ready_ns <= it->ready_ns)
+            break;
+        heap_set(q, i, q->heap[parent]);
+        i = parent;
+    }
+    heap_set(q, i, it);
+}
+
+static void heap_down(struct wq *q, size_t i)
+{
+    struct wq_item *it = q->heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= q->heap_len)
+            break;
+        if (c + 1 < q->heap_len && q->heap[c + 1]->ready_ns < q->heap[c]->ready_ns)
+            c++;
+        if (q->heap[c]->ready_ns >= it->ready_ns)
+            break;
+        heap_set(q, i, q->heap[c]);
+        i = c;
+    }
+    heap_set(q, i, it);
+}
+
+static int heap_push(struct wq *q, struct wq_item *it)
+{
+    if (q->heap_len == q->heap_alloc) {
+        size_t n = q->heap_alloc ? q->heap_alloc * 2 : 16;
+        struct wq_item **h = realloc(q->heap, n * sizeof(*h));
+        if (!h)
+            return -1;
+        q->heap = h;
+        q->heap_alloc = n;
+    }
+    q->heap_len++;
+    q->heap[q->heap_len - 1] = it;
+    heap_up(q, q->heap_len - 1);
+    return 0;
+}
+
+static struct wq_item *heap_pop(struct wq *q)
+{
+    struct wq_item *top = q->heap[0];
+    top->heap_idx = -1;
+    q->heap_len--;
+    if (q->heap_len > 0) {
+        q->heap[0] = q->heap[q->heap_len];
+        heap_down(q, 0);
+    }
+    return top;
+}
+
+/* Moves every due waiting item to the FIFO. */
+static void promote_due(struct wq *q, uint64_t now)
+{
+    while (q->heap_len > 0 && q->heap[0]->ready_ns <= now)
+        mark_dirty(q, heap_pop(q));
+}
+
+/* ---- public --------------------------------------------------------------- */
+
+int wq_add(struct wq *q, const char *key)
+{
+    return wq_add_after(q, key, 0);
+}
+
+int wq_add_after(struct wq *q, const char *key, long delay_ms)
+{
+    int rc = -1;
+    pthread_mutex_lock(&q->lock);
+    if (q->shutdown)
+        goto out;
+    struct wq_item *it = item_get(q, key, 1);
+    if (!it)
+        goto out;
+    if (delay_ms <= 0) {
+        mark_dirty(q, it);
+        rc = 0;
+        goto out;
+    }
+    uint64_t ready = now_ns() + (uint64_t)delay_ms * 1000000ULL;
+    if (it->heap_idx >= 0) {
+        if (ready < it->ready_ns) {
+            it->ready_ns = ready;
+            heap_up(q, (size_t)it->heap_idx);
+        }
+    } else {
+        it->ready_ns = ready;
+        if (heap_push(q, it) != 0) {
+            item_release_if_idle(q, it);
+            goto out;
+        }
+    }
+    /* Timed waiters may now have an earlier deadline to wake for. */
+    pthread_cond_broadcast(&q->cond);
+    rc = 0;
+out:
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}
+
+static long backoff_ms(const struct wq *q, int failures)
+{
+    long d = q->base_ms;
+    for (int i = 0; i < failures && d < q->max_ms; i++)
+        d = d > q->max_ms / 2 ? q->max_ms : d * 2;
+    return d < q->max_ms ? d : q->max_ms;
+}
+
+long wq_add_rate_limited(struct wq *q, const char *key)
+{
+    pthread_mutex_lock(&q->lock);
+    struct wq_item *it = q->shutdown ? NULL : item_get(q, key, 1);
+    long delay = -1;
+    if (it) {
+        delay = backoff_ms(q, it->failures);
+        it->failures++;
+    }
+    pthread_mutex_unlock(&q->lock);
+    if (delay < 0 || wq_add_after(q, key, delay) != 0)
+        return -1;
+    return delay;
+}
+
+void wq_forget(struct wq *q, const char *key)
+{
+    pthread_mutex_lock(&q->lock);
+    struct wq_item *it = item_get(q, key, 0);
+    if (it) {
+        it->failures = 0;
+        item_release_if_idle(q, it);
+    }
+    pthread_mutex_unlock(&q->lock);
+}
+
+int wq_num_requeues(struct wq *q, const char *key)
+{
+    pthread_mutex_lock(&q->lock);
+    struct wq_item *it = item_get(q, key, 0);
+    int n = it ? it->failures : 0;
+    pthread_mutex_unlock(&q->lock);
+    return n;
+}
+
+static void deadline_ts(uint64_t ns, struct timespec *ts)
+{
+    ts->tv_sec = (time_t)(ns / 1000000000ULL);
+    ts->tv_nsec = (long)(ns % 1000000000ULL);
+}
+
+int wq_get_timeout(struct wq *q, char **key, long timeout_ms)
+{
+    int rc;
+    uint64_t give_up = timeout_ms >= 0 ? now_ns() + (uint64_t)timeout_ms * 1000000ULL : UINT64_MAX;
+    *key = NULL;
+    pthread_mutex_lock(&q->lock);
+    for (;;) {
+        if (q->shutdown) {
+            rc = -1;
+            goto out;
+        }
+        uint64_t now = now_ns();
+        promote_due(q, now);
+        if (q->head)
+            break;
+        if (now >= give_up) {
+            rc = 1;
+            goto out;
+        }
+        uint64_t wake = give_up;
+        if (q->heap_len > 0 && q->heap[0]->ready_ns < wake)
+            wake = q->heap[0]->ready_ns;
+        if (wake == UINT64_MAX) {
+            pthread_cond_wait(&q->cond, &q->lock);
+        } else {
+            struct timespec ts;
+            deadline_ts(wake, &ts);
+            pthread_cond_timedwait(&q->cond, &q->lock, &ts);
+        }
+    }
+    char *copy = strdup(q->head->key);
+    if (!copy) {
+        rc = -1;
+        goto out;
+    }
+    struct wq_item *it = fifo_pop(q);
+    it->dirty = 0;
+    it->processing = 1;
+    *key = copy;
+    rc = 0;
+out:
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}
+
+int wq_get(struct wq *q, char **key)
+{
+    return wq_get_timeout(q, key, -1);
+}
+
+int wq_done(struct wq *q, const char *key)
+{
+    int rc = -1;
+    pthread_mutex_lock(&q->lock);
+    struct wq_item *it = item_get(q, key, 0);
+    if (it && it->processing) {
+        it->processing = 0;
+        if (it->dirty && !q->shutdown) {
+            fifo_push(q, it);
+            pthread_cond_signal(&q->cond);
+        }
+        item_release_if_idle(q, it);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&q->lock);
+    return rc;
+}
+
+size_t wq_len(struct wq *q)
+{
+    pthread_mutex_lock(&q->lock);
+    promote_due(q, now_ns());
+    size_t n = q->queued;
+    pthread_mutex_unlock(&q->lock);
+    return n;
+}
+
+void wq_shutdown(struct wq *q)
+{
+    pthread_mutex_lock(&q->lock);
+    q->shutdown = 1;
+    pthread_cond_broadcast(&q->cond);
+    pthread_mutex_unlock(&q->lock);
+}
+
+int wq_shutting_down(struct wq *q)
+{
+    pthread_mutex_lock(&q->lock);
+    int s = q->shutdown;
+    pthread_mutex_unlock(&q->lock);
+    return s;
+}

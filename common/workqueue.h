@@ -1,0 +1,56 @@
+/* Keyed work queue in the manner of client-go's rate-limited workqueue.
+ *
+ * A key is queued at most once. A key being processed (between wq_get and
+ * wq_done) is never handed to a second worker: adding it meanwhile marks it
+ * dirty and it is queued again by wq_done. Delayed adds and per-key
+ * exponential backoff (base * 2^failures, capped) sit on a min-heap that
+ * getters drain on the monotonic clock. All functions are thread-safe. */
+#ifndef MKUEUE_WORKQUEUE_H
+#define MKUEUE_WORKQUEUE_H
+
+#include <stddef.h>
+
+struct wq_options {
+    long base_delay_ms; /* first backoff, default 5 */
+    long max_delay_ms;  /* backoff cap, default 300000 (5 min) */
+};
+
+struct wq;
+
+/* opt may be NULL for defaults. Returns NULL on allocation failure. */
+struct wq *wq_new(const struct wq_options *opt);
+/* Frees the queue and every pending key. No thread may still use it. */
+void wq_free(struct wq *q);
+
+/* Queues key (copied) unless it is already queued. Returns 0, or -1 after
+ * shutdown or on allocation failure. */
+int wq_add(struct wq *q, const char *key);
+/* Queues key once delay_ms has passed (at once when delay_ms <= 0). A key
+ * already waiting keeps the earlier of the two deadlines. */
+int wq_add_after(struct wq *q, const char *key, long delay_ms);
+/* Queues key after its backoff and counts one more failure for it. Returns
+ * the delay applied in ms, or -1 like wq_add. */
+long wq_add_rate_limited(struct wq *q, const char *key);
+/* Resets the failure count of key (call after a successful processing). */
+void wq_forget(struct wq *q, const char *key);
+/* Failures counted for key since the last wq_forget. */
+int wq_num_requeues(struct wq *q, const char *key);
+
+/* Blocks until a key is ready, then returns 0 with *key a malloc'd copy the
+ * caller owns: it must call wq_done(q, *key) and free it. Returns -1 once the
+ * queue is shut down (keys still queued are not handed out). */
+int wq_get(struct wq *q, char **key);
+/* Like wq_get but waits at most timeout_ms (< 0 = forever); returns 1 when
+ * nothing became ready in time. */
+int wq_get_timeout(struct wq *q, char **key, long timeout_ms);
+/* Ends the processing of key; queues it again if it was added meanwhile.
+ * Returns 0, or -1 when key was not being processed. */
+int wq_done(struct wq *q, const char *key);
+
+/* Keys ready to be handed out (delayed ones count once due). */
+size_t wq_len(struct wq *q);
+/* Wakes every getter; later wq_get calls and adds fail. */
+void wq_shutdown(struct wq *q);
+int wq_shutting_down(struct wq *q);
+
+#endif
