@@ -20,4 +20,4 @@ export HELM=${HELM:-$("$HERE/scripts/install-helm.sh")}
 
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("$HERE"/tests/*.bats)
-prove --timer -e 'bats --tap' "${tests[@]}"
+prove --verbose --timer -e 'bats --tap' "${tests[@]}"

@@ -3,9 +3,11 @@
 
 load helpers
 
+setup() { NS=$(fresh_ns tb); }
+
 teardown() {
     teardown_common
-    for c in "${CLUSTERS[@]}"; do k "$c" delete ns tb-check --ignore-not-found --wait=false >/dev/null; done
+    for c in "${CLUSTERS[@]}"; do k "$c" delete ns "$NS" --ignore-not-found --wait=false >/dev/null; done
 }
 
 @test "each cluster serves Kueue's API and lists workloads and localqueues" {
@@ -21,11 +23,11 @@ teardown() {
 }
 
 @test "a Workload written as v1beta1 is served as v1beta2" {
-    k manager create ns tb-check
-    km apply -f - <<'YAML'
+    k manager create ns $NS
+    km apply -f - <<YAML
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: Workload
-metadata: {name: wl-v1beta1, namespace: tb-check}
+metadata: {name: wl-v1beta1, namespace: $NS}
 spec:
   queueName: team-a
   podSets:
@@ -36,19 +38,19 @@ spec:
         restartPolicy: Never
         containers: [{name: c, image: busybox}]
 YAML
-    run km get workloads.v1beta2.kueue.x-k8s.io -n tb-check wl-v1beta1 -o jsonpath='{.apiVersion} {.spec.queueName}'
+    run km get workloads.v1beta2.kueue.x-k8s.io -n "$NS" wl-v1beta1 -o jsonpath='{.apiVersion} {.spec.queueName}'
     [ "$status" -eq 0 ]
     [ "$output" = "kueue.x-k8s.io/v1beta2 team-a" ]
 }
 
 @test "workers run Jobs; the manager's Job controller is off" {
     for c in worker-1 manager; do
-        k "$c" create ns tb-check
-        k "$c" -n tb-check create job probe --image=busybox -- true
+        k "$c" create ns "$NS"
+        k "$c" -n "$NS" create job probe --image=busybox -- true
     done
-    eventually 20 test -n "$(kw1 -n tb-check get pods -l job-name=probe -o name)"
+    eventually 20 has_pods worker-1 "$NS" job-name=probe
     sleep 2
-    [ -z "$(km -n tb-check get pods -o name)" ]
+    [ -z "$(km -n "$NS" get pods -o name)" ]
 }
 
 @test "the apiserver kubeconfigs use embedded credentials only" {

@@ -5,9 +5,8 @@
 
 load helpers
 
-NS=standin-check
-
 setup() {
+    NS=$(fresh_ns standin)
     kw1 create ns "$NS" >/dev/null
     kw1 apply -f - >/dev/null <<YAML
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -84,7 +83,7 @@ is_cond() { [ "$(cond "$1" "$2")" = "$3" ]; }
     # the first one's job completes on the worker; its Workload finishes and frees the quota
     kw1 -n "$NS" create job wl-first-job --image=busybox --dry-run=client -o json -- true |
         jq '.metadata.annotations["kueue.x-k8s.io/prebuilt-workload-name"]="wl-first"' | kw1 create -f - >/dev/null
-    eventually 20 test -n "$(kw1 -n "$NS" get pods -l job-name=wl-first-job -o name)"
+    eventually 20 has_pods worker-1 "$NS" job-name=wl-first-job
     pod=$(kw1 -n "$NS" get pods -l job-name=wl-first-job -o name)
     kw1 -n "$NS" patch "$pod" --subresource=status --type=merge -p \
         '{"status":{"phase":"Succeeded","containerStatuses":[{"name":"wl-first-job","image":"busybox","imageID":"","ready":false,"restartCount":0,"state":{"terminated":{"exitCode":0,"reason":"Completed"}}}]}}' >/dev/null

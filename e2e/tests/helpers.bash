@@ -9,6 +9,10 @@ km() { k manager "$@"; }
 kw1() { k worker-1 "$@"; }
 kw2() { k worker-2 "$@"; }
 
+# A fresh namespace name per test: deletion is asynchronous, so a name is
+# never reused within a run.
+fresh_ns() { echo "$1-$BATS_TEST_NUMBER-$RANDOM"; }
+
 # eventually SECONDS CMD...: retries CMD every 0.2 s until it succeeds.
 eventually() {
     local deadline=$((SECONDS + $1)); shift
@@ -17,6 +21,9 @@ eventually() {
         sleep 0.2
     done
 }
+
+# has_pods CONTEXT NAMESPACE SELECTOR: some pod matches (for `eventually`).
+has_pods() { [ -n "$(k "$1" -n "$2" get pods -l "$3" -o name 2>/dev/null)" ]; }
 
 # jsonpath CONTEXT ARGS... -> value printed by kubectl -o jsonpath
 jp() { k "$1" get "${@:2}" 2>/dev/null; }
