@@ -120,7 +120,7 @@ fuzz: deps $(FUZZ_SRC:%.c=$(BUILD)/fuzz/%)
 	  seeds=$$(dirname $$f)/corpus/$$name; [ -d $$seeds ] || seeds=; \
 	  echo "fuzz: $$name for $(FUZZ_SECONDS)s"; \
 	  $(BUILD)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
-	    $$corpus $$seeds 2>&1 | grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|Done' ; \
+	    $$corpus $$seeds 2>&1 | grep -E 'stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|^Done' ; \
 	  test $${PIPESTATUS[0]} -eq 0; \
 	done
 

@@ -9,6 +9,10 @@ export MKUEUE_ROOT=$ROOT
 
 cleanup() {
     local rc=$?
+    # components a scenario left running (e.g. after a crash of bats itself)
+    for f in "${MKUEUE_E2E_DIR:-/nonexistent}"/run/*.pid; do
+        [ -e "$f" ] && kill -KILL -- "-$(cat "$f")" 2>/dev/null; rm -f "$f"
+    done
     [ "${MKUEUE_E2E_KEEP:-0}" = 1 ] || "$HERE/testbed.sh" down || true
     exit $rc
 }

@@ -45,3 +45,32 @@ dump_state() {
 teardown_common() {
     if [ -z "${BATS_TEST_COMPLETED:-}" ]; then dump_state >&3; fi
 }
+
+# start_component NAME CMD... : runs a binary of ours in the background for a
+# scenario (logs in $MKUEUE_E2E_DIR/logs/NAME.log, shown on failure). Call
+# stop_component NAME (or stop_all_components) in teardown/teardown_file.
+start_component() {
+    local name=$1; shift
+    mkdir -p "$MKUEUE_E2E_DIR/logs" "$MKUEUE_E2E_DIR/run"
+    setsid "$@" >>"$MKUEUE_E2E_DIR/logs/$name.log" 2>&1 </dev/null &
+    echo $! >"$MKUEUE_E2E_DIR/run/$name.pid"
+}
+
+# stop_component NAME [SIGNAL]: SIGTERM by default, SIGKILL after 10 s.
+stop_component() {
+    local f="$MKUEUE_E2E_DIR/run/$1.pid" pid i
+    [ -f "$f" ] || return 0
+    pid=$(cat "$f")
+    kill -"${2:-TERM}" -- "-$pid" 2>/dev/null || true
+    for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    rm -f "$f"
+}
+
+stop_all_components() {
+    local f
+    for f in "$MKUEUE_E2E_DIR"/run/*.pid; do
+        [ -e "$f" ] && stop_component "$(basename "$f" .pid)"
+    done
+    return 0
+}

@@ -1,0 +1,100 @@
+/* Connections to the worker clusters named by MultiKueueClusters.
+ *
+ * One connection per MultiKueueCluster: its kubeconfig (from a Secret key
+ * "kubeconfig" in mkueue's namespace, or a file under one allowed folder) is
+ * parsed as UNTRUSTED input, a kube client is built, and the informers the
+ * caller asked for run against the worker. Both binaries use it: the webhook
+ * watches namespaces and LocalQueues on every worker, the reconciler remote
+ * Workloads and jobs carrying its origin label.
+ *
+ * The set is level-triggered: mkcs_sync() compares the wanted state (the
+ * MultiKueueCluster and Secret caches of the manager) with the running
+ * connections, and starts, restarts (kubeconfig changed) or stops them.
+ * A connection is "connected" when every informer of it is connected and
+ * synced. Losses are timed on the monotonic clock from the first observed
+ * disconnect (invariant 6); a new connection counts as disconnected since
+ * its creation until it first connects.
+ *
+ * Thread-safety: all functions may be called from any thread. */
+#ifndef MKUEUE_CLUSTERS_H
+#define MKUEUE_CLUSTERS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube_cache.h"
+#include "kube_client.h"
+
+#define MKCS_MAX_WATCHES 32
+
+/* An informer to run on every worker. The handler (optional) is called from
+ * the informer's thread for every add, update or delete; `obj` is borrowed
+ * for the call. */
+struct mkcs_watch {
+    struct kc_resource res;
+    const char *label_selector; /* e.g. "kueue.x-k8s.io/multikueue-origin=multikueue"; NULL = all */
+    void (*on_event)(const char *cluster, const char *key, json_t *obj, int deleted, void *ud);
+    void *ud;
+};
+
+struct mkcs_options {
+    const char *secret_namespace; /* where kubeconfig Secrets live (mkueue's namespace) */
+    /* Folder Path-type kubeconfigs must resolve under (after symlinks, no
+     * ".."); NULL refuses Path-type kubeconfigs. */
+    const char *kubeconfig_dir;
+    const struct mkcs_watch *watches; /* copied */
+    size_t nwatches;
+    const struct kc_options *client; /* for worker clients; NULL = defaults */
+    /* Called (from any thread, no lock held) when a cluster's state changes:
+     * connected, disconnected, kubeconfig refused, removed. */
+    void (*on_state)(const char *cluster, void *ud);
+    void *ud;
+};
+
+struct mkcs;
+
+/* Returns NULL with err on bad options. */
+struct mkcs *mkcs_new(const struct mkcs_options *o, char *err, size_t errlen);
+/* Stops every connection (joins informer threads) and frees. */
+void mkcs_free(struct mkcs *s);
+
+/* Reconciles the connections with the MultiKueueClusters in `mkclusters`
+ * and the Secrets in `secrets` (a cache of the secret namespace; may be NULL
+ * when only Path kubeconfigs are used). Cheap when nothing changed; call it
+ * from the handlers of both caches and periodically. Never blocks on a
+ * worker: stopping old informers happens on a background thread. */
+void mkcs_sync(struct mkcs *s, struct kcache *mkclusters, struct kcache *secrets);
+
+/* What the reconciler writes into the MultiKueueCluster's Active condition. */
+struct mkcs_state {
+    int known;     /* a MultiKueueCluster of that name is being handled */
+    int connected; /* every informer connected and synced */
+    /* Monotonic ms (CLOCK_MONOTONIC) of the first loss, kept across
+     * reconnect attempts; 0 while connected. */
+    int64_t disconnected_since_ms;
+    /* Kueue's reasons: "Active", "BadKubeConfig", "InsecureKubeConfig",
+     * "ClientConnectionFailed" */
+    char reason[64];
+    /* "Connected", "load client config failed: <err>", or the connection
+     * error with attempt count */
+    char message[512];
+};
+int mkcs_state(struct mkcs *s, const char *cluster, struct mkcs_state *out);
+
+/* Names of all handled clusters (new JSON array of strings). */
+json_t *mkcs_names(struct mkcs *s);
+
+/* A borrowed connection: stays valid (client and caches alive) until
+ * mkcs_put, even if the cluster is removed or restarted meanwhile. NULL when
+ * the cluster is unknown or has no client (bad kubeconfig). */
+struct mkcs_conn;
+struct mkcs_conn *mkcs_get(struct mkcs *s, const char *cluster);
+void mkcs_put(struct mkcs_conn *c);
+const char *mkcs_conn_name(const struct mkcs_conn *c);
+struct kc_client *mkcs_conn_client(struct mkcs_conn *c);
+/* The cache of watch i (index into mkcs_options.watches). */
+struct kcache *mkcs_conn_cache(struct mkcs_conn *c, size_t watch_index);
+int mkcs_conn_connected(struct mkcs_conn *c);
+
+#endif
