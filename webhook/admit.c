@@ -1,0 +1,163 @@
+/* From an HTTP POST to an AdmissionReview answer, with metrics and logs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "admission.h"
+#include "jsonx.h"
+#include "log.h"
+
+static const double latency_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                         0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5};
+
+int wh_metrics_register(struct mt_registry *reg, struct wh_metrics *m)
+{
+    static const char *const req_l[] = {"webhook", "kind", "operation", "decision", NULL};
+    static const char *const wh_l[] = {"webhook", NULL};
+    static const char *const den_l[] = {"kind", "reason", NULL};
+    static const char *const code_l[] = {"code", NULL};
+    static const char *const cl_l[] = {"cluster", NULL};
+    static const char *const res_l[] = {"result", NULL};
+    m->requests = mt_counter(reg, "mkueue_webhook_requests_total",
+                             "Admission requests by webhook (mutate, validate), kind, operation "
+                             "and decision (allowed, patched, denied).",
+                             req_l);
+    m->duration = mt_histogram(reg, "mkueue_webhook_request_duration_seconds",
+                               "Time to decide an admission request, from the full body to the "
+                               "encoded answer.",
+                               wh_l, latency_buckets,
+                               sizeof(latency_buckets) / sizeof(latency_buckets[0]));
+    m->denials = mt_counter(reg, "mkueue_webhook_denials_total",
+                            "Denied admission requests by kind and reason.", den_l);
+    m->bad = mt_counter(reg, "mkueue_webhook_bad_requests_total",
+                        "HTTP requests refused before a decision (400 malformed review, 404, "
+                        "405, 413, 415), by status code.",
+                        code_l);
+    m->in_flight = mt_gauge(reg, "mkueue_webhook_requests_in_flight",
+                            "Admission requests being read or decided.", NULL);
+    m->synced = mt_gauge(reg, "mkueue_webhook_cache_synced",
+                         "1 when the caches of a cluster are synced (\"manager\", or the worker's "
+                         "MultiKueueCluster name), else 0.",
+                         cl_l);
+    m->cert_expiry = mt_gauge(reg, "mkueue_webhook_serving_cert_expiry_seconds",
+                              "Seconds until the serving certificate in use expires.", NULL);
+    m->cert_reloads = mt_counter(reg, "mkueue_webhook_serving_cert_reloads_total",
+                                 "Serving certificate (re)loads by result (ok, error).", res_l);
+    return m->requests && m->duration && m->denials && m->bad && m->in_flight && m->synced &&
+                   m->cert_expiry && m->cert_reloads
+               ? 0
+               : -1;
+}
+
+int wh_admission_path(const char *path, int *mutate, const struct mk_kind **kind)
+{
+    *kind = NULL;
+    if (strcmp(path, "/mutate") == 0 || strcmp(path, "/validate") == 0) {
+        *mutate = path[1] == 'm';
+        return 1;
+    }
+    *kind = mk_kind_by_webhook_path(path, mutate);
+    return *kind != NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int bad_request(const struct wh_admitter *a, int code, const char *msg, struct buf *out,
+                       const char **ctype)
+{
+    char c[8];
+    snprintf(c, sizeof(c), "%d", code);
+    const char *const lv[] = {c};
+    if (a->m)
+        mt_inc(a->m->bad, lv, 1);
+    LOG_I("admission", "bad request", "code", c, "error", msg);
+    *ctype = "text/plain; charset=utf-8";
+    buf_append_str(out, msg);
+    buf_append_str(out, "\n");
+    return code;
+}
+
+static void log_decision(const char *webhook, const struct wh_review *r,
+                         const struct wh_verdict *v)
+{
+    const char *dry = r->dry_run ? "true" : "false";
+    if (!v->allowed) {
+        LOG_I("admission", "denied", "webhook", webhook, "uid", r->uid, "kind", r->kind,
+              "namespace", r->ns, "name", r->name, "operation", r->operation, "dryRun", dry,
+              "reason", v->reason ? v->reason : "", "message", v->message ? v->message : "");
+    } else if (wh_verdict_patched(v)) {
+        char *patch = json_dumps(v->patch, JSON_COMPACT);
+        LOG_I("admission", "patched", "webhook", webhook, "uid", r->uid, "kind", r->kind,
+              "namespace", r->ns, "name", r->name, "operation", r->operation, "dryRun", dry,
+              "patch", patch ? patch : "");
+        free(patch);
+    } else {
+        LOG_D("admission", "allowed", "webhook", webhook, "uid", r->uid, "kind", r->kind,
+              "namespace", r->ns, "name", r->name, "operation", r->operation, "dryRun", dry);
+    }
+}
+
+int wh_admit(const struct wh_admitter *a, const char *path, const char *body, size_t len,
+             struct buf *out, const char **ctype)
+{
+    double t0 = now_s();
+    int mutate;
+    const struct mk_kind *k;
+    if (!wh_admission_path(path, &mutate, &k))
+        return bad_request(a, 404, "not found", out, ctype);
+    struct wh_review r;
+    char err[256];
+    if (wh_review_decode(body, len, a->max_body ? a->max_body : WH_MAX_BODY, &r, err,
+                         sizeof(err)) < 0)
+        return bad_request(a, 400, err, out, ctype);
+
+    const char *webhook = mutate ? "mutate" : "validate";
+    char api[256];
+    snprintf(api, sizeof(api), "%s%s%s", r.group, r.group[0] ? "/" : "", r.version);
+    const struct mk_kind *rk = mk_kind_by_gvk(api, r.kind);
+    const char *kind_label = rk ? rk->kind : "other"; /* bounded label values */
+    int status = 200;
+    if (k && rk != k) {
+        char msg[512];
+        snprintf(msg, sizeof(msg), "request.kind: %s %s is not served at %s", api, r.kind, path);
+        status = bad_request(a, 400, msg, out, ctype);
+        goto out;
+    }
+    struct wh_verdict v;
+    wh_verdict_init(&v);
+    /* Unknown kinds (a broader registration of the generic path) pass. */
+    if (rk && (mutate ? wh_mutate(a->ctx, rk, &r, &v) : wh_validate(a->ctx, rk, &r, &v)) < 0)
+        LOG_E("admission", "decision failed", "uid", r.uid, "message", v.message);
+    if (r.op == WH_DELETE && v.patch) {
+        json_decref(v.patch); /* never a patch on DELETE */
+        v.patch = NULL;
+    }
+    *ctype = "application/json";
+    if (wh_review_respond(&r, &v, out) < 0) {
+        buf_reset(out);
+        status = bad_request(a, 500, "cannot encode the answer", out, ctype);
+    } else {
+        log_decision(webhook, &r, &v);
+    }
+    if (a->m) {
+        const char *decision = !v.allowed ? "denied" : wh_verdict_patched(&v) ? "patched" : "allowed";
+        const char *const lv[] = {webhook, kind_label, r.operation, decision};
+        mt_inc(a->m->requests, lv, 1);
+        if (!v.allowed) {
+            const char *const dv[] = {kind_label, v.reason ? v.reason : "other"};
+            mt_inc(a->m->denials, dv, 1);
+        }
+        const char *const wv[] = {webhook};
+        mt_observe(a->m->duration, wv, now_s() - t0);
+    }
+    wh_verdict_clear(&v);
+out:
+    wh_review_clear(&r);
+    return status;
+}
