@@ -17,8 +17,8 @@
 #include "review.h"
 
 enum wh_worker_state {
-    WH_WORKER_READY = 0, /* connected and its caches synced: checked */
-    WH_WORKER_STALE = 1, /* known but not connected (never yet, or lost): skipped */
+    WH_WORKER_READY = 0,  /* connected and its caches synced: checked */
+    WH_WORKER_STALE = 1,  /* known but not connected (never yet, or lost): skipped */
     WH_WORKER_UNKNOWN = 2 /* no connection for that name (e.g. bad kubeconfig): skipped */
 };
 
@@ -57,12 +57,12 @@ int wh_validate(const struct wh_ctx *c, const struct mk_kind *k, const struct wh
 /* ---- metrics ------------------------------------------------------------- */
 
 struct wh_metrics {
-    struct mt_family *requests;   /* mkueue_webhook_requests_total{webhook,kind,operation,decision} */
-    struct mt_family *duration;   /* mkueue_webhook_request_duration_seconds{webhook} */
-    struct mt_family *denials;    /* mkueue_webhook_denials_total{kind,reason} */
-    struct mt_family *bad;        /* mkueue_webhook_bad_requests_total{code} */
-    struct mt_family *in_flight;  /* mkueue_webhook_requests_in_flight */
-    struct mt_family *synced;     /* mkueue_webhook_cache_synced{cluster} */
+    struct mt_family *requests; /* mkueue_webhook_requests_total{webhook,kind,operation,decision} */
+    struct mt_family *duration; /* mkueue_webhook_request_duration_seconds{webhook} */
+    struct mt_family *denials;  /* mkueue_webhook_denials_total{kind,reason} */
+    struct mt_family *bad;      /* mkueue_webhook_bad_requests_total{code} */
+    struct mt_family *in_flight;    /* mkueue_webhook_requests_in_flight */
+    struct mt_family *synced;       /* mkueue_webhook_cache_synced{cluster} */
     struct mt_family *cert_expiry;  /* mkueue_webhook_serving_cert_expiry_seconds */
     struct mt_family *cert_reloads; /* mkueue_webhook_serving_cert_reloads_total{result} */
 };

@@ -23,11 +23,11 @@ int wh_metrics_register(struct mt_registry *reg, struct wh_metrics *m)
                              "Admission requests by webhook (mutate, validate), kind, operation "
                              "and decision (allowed, patched, denied).",
                              req_l);
-    m->duration = mt_histogram(reg, "mkueue_webhook_request_duration_seconds",
-                               "Time to decide an admission request, from the full body to the "
-                               "encoded answer.",
-                               wh_l, latency_buckets,
-                               sizeof(latency_buckets) / sizeof(latency_buckets[0]));
+    m->duration =
+        mt_histogram(reg, "mkueue_webhook_request_duration_seconds",
+                     "Time to decide an admission request, from the full body to the "
+                     "encoded answer.",
+                     wh_l, latency_buckets, sizeof(latency_buckets) / sizeof(latency_buckets[0]));
     m->denials = mt_counter(reg, "mkueue_webhook_denials_total",
                             "Denied admission requests by kind and reason.", den_l);
     m->bad = mt_counter(reg, "mkueue_webhook_bad_requests_total",
@@ -83,8 +83,7 @@ static int bad_request(const struct wh_admitter *a, int code, const char *msg, s
     return code;
 }
 
-static void log_decision(const char *webhook, const struct wh_review *r,
-                         const struct wh_verdict *v)
+static void log_decision(const char *webhook, const struct wh_review *r, const struct wh_verdict *v)
 {
     const char *dry = r->dry_run ? "true" : "false";
     if (!v->allowed) {
@@ -113,8 +112,8 @@ int wh_admit(const struct wh_admitter *a, const char *path, const char *body, si
         return bad_request(a, 404, "not found", out, ctype);
     struct wh_review r;
     char err[256];
-    if (wh_review_decode(body, len, a->max_body ? a->max_body : WH_MAX_BODY, &r, err,
-                         sizeof(err)) < 0)
+    if (wh_review_decode(body, len, a->max_body ? a->max_body : WH_MAX_BODY, &r, err, sizeof(err)) <
+        0)
         return bad_request(a, 400, err, out, ctype);
 
     const char *webhook = mutate ? "mutate" : "validate";
@@ -146,7 +145,9 @@ int wh_admit(const struct wh_admitter *a, const char *path, const char *body, si
         log_decision(webhook, &r, &v);
     }
     if (a->m) {
-        const char *decision = !v.allowed ? "denied" : wh_verdict_patched(&v) ? "patched" : "allowed";
+        const char *decision = !v.allowed               ? "denied"
+                               : wh_verdict_patched(&v) ? "patched"
+                                                        : "allowed";
         const char *const lv[] = {webhook, kind_label, r.operation, decision};
         mt_inc(a->m->requests, lv, 1);
         if (!v.allowed) {

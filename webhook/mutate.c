@@ -154,9 +154,8 @@ static int gate(struct jp *p, const struct mk_kind *k, const json_t *obj, const 
         return 0;
     }
     case MK_GATE_POD:
-        if (!has_gate(obj) &&
-            jp_append(p, json_pack("{s:s}", "name", MK_ADMISSION_GATE), "spec", "schedulingGates") <
-                0)
+        if (!has_gate(obj) && jp_append(p, json_pack("{s:s}", "name", MK_ADMISSION_GATE), "spec",
+                                        "schedulingGates") < 0)
             return -1;
         return jp_set(p, json_string("true"), "metadata", "labels", MK_MANAGED_LABEL);
     case MK_GATE_POD_TEMPLATE:
@@ -172,8 +171,8 @@ int wh_mutate(const struct wh_ctx *c, const struct mk_kind *k, const struct wh_r
     int create = r->op == WH_CREATE;
     /* Templates are re-marked on update (a rollout must keep its pods gated);
      * other kinds are mutated at creation only. */
-    if (!obj || r->sub_resource[0] || !(create || (r->op == WH_UPDATE &&
-                                                   k->gating == MK_GATE_POD_TEMPLATE)))
+    if (!obj || r->sub_resource[0] ||
+        !(create || (r->op == WH_UPDATE && k->gating == MK_GATE_POD_TEMPLATE)))
         return 0;
     if (jx_get(obj, "metadata.deletionTimestamp") || owned_by_job(obj))
         return 0;
@@ -216,8 +215,10 @@ int wh_mutate(const struct wh_ctx *c, const struct mk_kind *k, const struct wh_r
 shape:
     /* A scalar where an object must be: the apiserver's own validation would
      * refuse the object anyway; say where. */
-    wh_verdict_deny(v, "malformed_object", "%s %s/%s cannot be defaulted: an unexpected type in "
-                    "metadata.labels, spec or the pod template", k->kind, r->ns, r->name);
+    wh_verdict_deny(v, "malformed_object",
+                    "%s %s/%s cannot be defaulted: an unexpected type in "
+                    "metadata.labels, spec or the pod template",
+                    k->kind, r->ns, r->name);
     rc = 0;
 out:
     if (rc < 0 && v->allowed)

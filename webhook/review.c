@@ -120,8 +120,8 @@ static int decode_objects(json_t *req, struct wh_review *r, char *err, size_t er
     return 0;
 }
 
-int wh_review_decode(const char *body, size_t len, size_t max_bytes, struct wh_review *r,
-                     char *err, size_t errlen)
+int wh_review_decode(const char *body, size_t len, size_t max_bytes, struct wh_review *r, char *err,
+                     size_t errlen)
 {
     memset(r, 0, sizeof(*r));
     char jerr[200];
@@ -259,9 +259,9 @@ int wh_review_respond(const struct wh_review *r, const struct wh_verdict *v, str
         goto out;
     if (!v->allowed) {
         const char *reason = v->code == 503 ? "ServiceUnavailable" : "Forbidden";
-        json_t *st = json_pack("{s:s, s:i, s:s, s:s}", "status", "Failure", "code", v->code,
-                               "reason", reason, "message",
-                               v->message ? v->message : "denied by mkueue-webhook");
+        json_t *st =
+            json_pack("{s:s, s:i, s:s, s:s}", "status", "Failure", "code", v->code, "reason",
+                      reason, "message", v->message ? v->message : "denied by mkueue-webhook");
         if (!st || json_object_set_new(resp, "status", st) < 0)
             goto out;
     } else if (wh_verdict_patched(v) && r->op != WH_DELETE) {

@@ -40,18 +40,18 @@ struct wh_review {
  * wh_review_clear) and returns 0; on failure returns -1 with a message in err
  * ("request.uid: missing", "body: JSON nesting deeper than 128") and r is
  * cleared. */
-int wh_review_decode(const char *body, size_t len, size_t max_bytes, struct wh_review *r,
-                     char *err, size_t errlen);
+int wh_review_decode(const char *body, size_t len, size_t max_bytes, struct wh_review *r, char *err,
+                     size_t errlen);
 void wh_review_clear(struct wh_review *r);
 
 /* What we answer. Strings and JSON are owned by the verdict. */
 struct wh_verdict {
     int allowed;
-    int code;             /* status.code of a denial (403 policy, 503 retry) */
-    const char *reason;   /* static: metrics label of a denial ("localqueue_not_found") */
-    char *message;        /* denial message (malloc'd) or NULL */
-    json_t *patch;        /* JSON Patch ops (array) or NULL; sent only when non-empty */
-    json_t *warnings;     /* array of strings or NULL */
+    int code;           /* status.code of a denial (403 policy, 503 retry) */
+    const char *reason; /* static: metrics label of a denial ("localqueue_not_found") */
+    char *message;      /* denial message (malloc'd) or NULL */
+    json_t *patch;      /* JSON Patch ops (array) or NULL; sent only when non-empty */
+    json_t *warnings;   /* array of strings or NULL */
 };
 
 void wh_verdict_init(struct wh_verdict *v);

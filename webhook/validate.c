@@ -13,8 +13,8 @@
 #include "jsonx.h"
 
 #define DNS1123_MSG                                                                                \
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "  \
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used " \
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "   \
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "  \
     "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 
 int wh_ctx_synced(const struct wh_ctx *c)
@@ -149,7 +149,8 @@ static int check_workers(const struct wh_ctx *c, const struct wh_review *r, cons
                                                      &has_lq, why, sizeof(why))
                                   : WH_WORKER_UNKNOWN;
         if (st != WH_WORKER_READY) {
-            wh_verdict_warn(v, "worker %s is not connected (%s): namespace %s and LocalQueue %s "
+            wh_verdict_warn(v,
+                            "worker %s is not connected (%s): namespace %s and LocalQueue %s "
                             "were not checked there",
                             cl, why[0] ? why : "no connection", r->ns, queue);
             continue;
@@ -164,8 +165,7 @@ static int check_workers(const struct wh_ctx *c, const struct wh_review *r, cons
         wh_verdict_deny(v, "worker_precondition",
                         "%s %s/%s cannot be dispatched by MultiKueue (AdmissionCheck %s): %s%s",
                         r->kind, r->ns, r->name[0] ? r->name : "(generated name)",
-                        res->admission_check, buf_cstr(&missing),
-                        buf_ok(&missing) ? "" : " ...");
+                        res->admission_check, buf_cstr(&missing), buf_ok(&missing) ? "" : " ...");
     buf_free(&missing);
     return v->allowed || v->message ? 0 : -1;
 }
@@ -188,8 +188,8 @@ int wh_validate(const struct wh_ctx *c, const struct mk_kind *k, const struct wh
                             queue ? queue : "", k->kind);
             return 0;
         }
-        if (k->managed_by_path &&
-            !str_eq(mk_managed_by(k, obj), mk_managed_by(k, old)) && running(k, old)) {
+        if (k->managed_by_path && !str_eq(mk_managed_by(k, obj), mk_managed_by(k, old)) &&
+            running(k, old)) {
             const char *mb = mk_managed_by(k, obj);
             wh_verdict_deny(v, "immutable",
                             "%s: Invalid value: \"%s\": field is immutable while the %s is "

@@ -284,9 +284,9 @@ static json_t *job_of(const struct mk_kind *k, const char *ns, const char *queue
 {
     char api[128];
     mk_api_version(k, api, sizeof(api));
-    json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{}}", "apiVersion", api, "kind",
-                          k->kind, "metadata", "name", "j1", "namespace", ns, "labels", "app",
-                          "demo", "spec");
+    json_t *o =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{}}", "apiVersion", api, "kind", k->kind,
+                  "metadata", "name", "j1", "namespace", ns, "labels", "app", "demo", "spec");
     if (queue)
         json_object_set_new(jx_get(o, "metadata.labels"), MK_QUEUE_LABEL, json_string(queue));
     if (k->gating == MK_GATE_POD)
@@ -425,12 +425,11 @@ static void test_mutate_exact_patches(void **state)
            json_pack("{s:{s:{s:s}}}", "metadata", "labels", "role", "leader"));
     a = call(f, 1, "CREATE", lws, obj, NULL, NS);
     json_t *out = applied(obj, &a);
-    assert_string_equal(jx_str(out, "spec.leaderWorkerTemplate.leaderTemplate.metadata.labels.role"),
-                        "leader");
     assert_string_equal(
-        jx_str(out, "spec.leaderWorkerTemplate.leaderTemplate.metadata.annotations["
-                    "kueue.x-k8s.io/pod-suspending-parent]"),
-        "leaderworkerset.x-k8s.io/leaderworkerset");
+        jx_str(out, "spec.leaderWorkerTemplate.leaderTemplate.metadata.labels.role"), "leader");
+    assert_string_equal(jx_str(out, "spec.leaderWorkerTemplate.leaderTemplate.metadata.annotations["
+                                    "kueue.x-k8s.io/pod-suspending-parent]"),
+                        "leaderworkerset.x-k8s.io/leaderworkerset");
     assert_string_equal(jx_str(out, "spec.leaderWorkerTemplate.workerTemplate.metadata.labels["
                                     "kueue.x-k8s.io/managed]"),
                         "true");
@@ -506,8 +505,8 @@ static void test_mutate_skips(void **state)
     /* a pod owned by a Job: the Job is what is dispatched */
     obj = job_of(pod, NS, "team-a");
     jx_set(obj, "metadata.ownerReferences",
-           json_pack("[{s:s, s:s, s:s, s:b}]", "apiVersion", "batch/v1", "kind", "Job", "name",
-                     "j", "controller", 1));
+           json_pack("[{s:s, s:s, s:s, s:b}]", "apiVersion", "batch/v1", "kind", "Job", "name", "j",
+                     "controller", 1));
     a = call(f, 1, "CREATE", pod, obj, NULL, NS);
     assert_null(a.ops);
     answer_free(&a);
@@ -579,7 +578,8 @@ static void test_validate_every_kind_preconditions(void **state)
         json_t *obj = job_of(k, NS, "team-x");
         struct answer a = call(f, 0, "CREATE", k, obj, NULL, NS);
         assert_false(allowed(&a));
-        assert_non_null(strstr(message(&a), "LocalQueue team-x does not exist in namespace ml-demo"));
+        assert_non_null(
+            strstr(message(&a), "LocalQueue team-x does not exist in namespace ml-demo"));
         assert_int_equal(jx_int(a.resp, "status.code", 0), 403);
         answer_free(&a);
         json_decref(obj);
@@ -850,7 +850,8 @@ static void expect_400(struct fixture *f, const char *body, const char *needle)
 }
 
 #define REQ(extra)                                                                                 \
-    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{" extra "}}"
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{" extra "}" \
+                                                                                               "}"
 #define KIND "\"kind\":{\"group\":\"batch\",\"version\":\"v1\",\"kind\":\"Job\"}"
 #define OBJ  "\"object\":{\"metadata\":{\"name\":\"j\"}}"
 
@@ -896,7 +897,8 @@ static void test_bad_reviews(void **state)
                "request.object: expected an object");
     expect_400(f, REQ("\"uid\":\"u\"," KIND ",\"operation\":\"UPDATE\"," OBJ),
                "request.oldObject: missing for UPDATE");
-    expect_400(f, REQ("\"uid\":\"u\"," KIND ",\"operation\":\"CREATE\",\"object\":{\"metadata\":7}"),
+    expect_400(f,
+               REQ("\"uid\":\"u\"," KIND ",\"operation\":\"CREATE\",\"object\":{\"metadata\":7}"),
                "request.object.metadata: expected an object");
     expect_400(f, REQ("\"uid\":\"u\"," KIND ",\"operation\":\"CREATE\",\"namespace\":[]," OBJ),
                "request.namespace: expected a string");
@@ -924,8 +926,8 @@ static void test_bad_reviews(void **state)
     /* huge: larger than the cap */
     f->adm.max_body = 1024;
     char *huge = malloc(4096);
-    n = snprintf(huge, 4096, "%s", REQ("\"uid\":\"u\"," KIND ",\"operation\":\"CREATE\"," OBJ
-                                       ",\"pad\":\""));
+    n = snprintf(huge, 4096, "%s",
+                 REQ("\"uid\":\"u\"," KIND ",\"operation\":\"CREATE\"," OBJ ",\"pad\":\""));
     memset(huge + n, 'x', 3000);
     strcpy(huge + n + 3000, "\"}}");
     a = post(f, "/validate-batch-v1-job", huge, strlen(huge));
