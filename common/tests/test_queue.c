@@ -40,21 +40,23 @@ static int setup(void **state)
                           "\"resourceVersion\":\"1\"},\"spec\":{\"clusterQueue\":\"nope\"}}");
     put(f->c.localqueues, "{\"metadata\":{\"namespace\":\"ml\",\"name\":\"old\","
                           "\"resourceVersion\":\"1\"},\"spec\":{\"clusterQueue\":\"cq-v1beta1\"}}");
-    put(f->c.clusterqueues,
-        "{\"metadata\":{\"name\":\"cq-mk\",\"resourceVersion\":\"1\"},\"spec\":"
-        "{\"admissionChecksStrategy\":{\"admissionChecks\":[{\"name\":\"prov\"},{\"name\":\"mk\"}]}}}");
+    put(f->c.clusterqueues, "{\"metadata\":{\"name\":\"cq-mk\",\"resourceVersion\":\"1\"},\"spec\":"
+                            "{\"admissionChecksStrategy\":{\"admissionChecks\":[{\"name\":\"prov\"}"
+                            ",{\"name\":\"mk\"}]}}}");
     put(f->c.clusterqueues,
         "{\"metadata\":{\"name\":\"cq-local\",\"resourceVersion\":\"1\"},\"spec\":{}}");
     put(f->c.clusterqueues, "{\"metadata\":{\"name\":\"cq-v1beta1\",\"resourceVersion\":\"1\"},"
                             "\"spec\":{\"admissionChecks\":[\"mk-bad\"]}}");
-    put(f->c.admissionchecks, "{\"metadata\":{\"name\":\"prov\",\"resourceVersion\":\"1\"},\"spec\":"
-                              "{\"controllerName\":\"kueue.x-k8s.io/provisioning-request\"}}");
+    put(f->c.admissionchecks,
+        "{\"metadata\":{\"name\":\"prov\",\"resourceVersion\":\"1\"},\"spec\":"
+        "{\"controllerName\":\"kueue.x-k8s.io/provisioning-request\"}}");
     put(f->c.admissionchecks,
         "{\"metadata\":{\"name\":\"mk\",\"resourceVersion\":\"1\"},\"spec\":{\"controllerName\":"
         "\"kueue.x-k8s.io/multikueue\",\"parameters\":{\"apiGroup\":\"kueue.x-k8s.io\","
         "\"kind\":\"MultiKueueConfig\",\"name\":\"cfg\"}}}");
     put(f->c.admissionchecks,
-        "{\"metadata\":{\"name\":\"mk-bad\",\"resourceVersion\":\"1\"},\"spec\":{\"controllerName\":"
+        "{\"metadata\":{\"name\":\"mk-bad\",\"resourceVersion\":\"1\"},\"spec\":{"
+        "\"controllerName\":"
         "\"kueue.x-k8s.io/multikueue\",\"parameters\":{\"apiGroup\":\"kueue.x-k8s.io\","
         "\"kind\":\"MultiKueueConfig\",\"name\":\"missing\"}}}");
     put(f->c.configs, "{\"metadata\":{\"name\":\"cfg\",\"resourceVersion\":\"1\"},"
@@ -126,7 +128,8 @@ static void test_bad_parameters_use_kueues_messages(void **state)
 {
     struct fixture *f = *state;
     put(f->c.admissionchecks,
-        "{\"metadata\":{\"name\":\"mk-bad\",\"resourceVersion\":\"2\"},\"spec\":{\"controllerName\":"
+        "{\"metadata\":{\"name\":\"mk-bad\",\"resourceVersion\":\"2\"},\"spec\":{"
+        "\"controllerName\":"
         "\"kueue.x-k8s.io/multikueue\",\"parameters\":{\"apiGroup\":\"example.com\","
         "\"kind\":\"MultiKueueConfig\",\"name\":\"cfg\"}}}");
     struct mkq_resolution r;
