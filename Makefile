@@ -152,4 +152,23 @@ test: deps lint build unit unit-asan e2e
 clean:
 	rm -rf $(BUILD) bin
 
+# ---- webhook (issue 4) ------------------------------------------------------
+# GnuTLS for the serving certificate callback (libmicrohttpd's TLS is GnuTLS);
+# fuzz targets under webhook/fuzz also link webhook/*.c (but main.c); the
+# benchmark (make bench) runs bin/mkueue-webhook and a static-response server
+# of the same stack under a libcurl load generator.
+PKGS     += gnutls
+DEB_PKGS += libgnutls28-dev
+
+$(BUILD)/fuzz/webhook/fuzz/%: webhook/fuzz/%.c $(COMMON_SRC) $(WEBHOOK_SRC)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -Iwebhook -o $@ $^ $(LIBS)
+
+$(BUILD)/wh-bench: webhook/bench/wh_bench.c $(WEBHOOK_SRC:%.c=$(BUILD)/obj/%.o) \
+		$(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o) $(BUILD)/libmkueue.a
+	$(CC) $(ALL_CFLAGS) -Iwebhook -Icommon/tests/support -o $@ $^ $(LIBS)
+
+bench: deps bin/mkueue-webhook $(BUILD)/wh-bench
+	MKUEUE_TEST_DATA=$(CURDIR)/common/tests/data $(BUILD)/wh-bench --webhook bin/mkueue-webhook
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

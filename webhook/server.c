@@ -1,0 +1,265 @@
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "log.h"
+#include "review.h"
+
+struct wh_server {
+    struct MHD_Daemon *d;
+    struct wh_server_opts o;
+    char name[32];
+    int port;
+};
+
+/* Per request, from the headers to the completion callback. */
+struct req {
+    struct buf body;
+    long long start_ms;
+    size_t discarded; /* bytes dropped after the cap */
+    int counted;      /* in the in-flight gauge */
+};
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static enum MHD_Result send_buf(struct MHD_Connection *conn, int status, struct buf *b,
+                                const char *ctype, const char *allow)
+{
+    size_t len = b->len;
+    char *data = buf_steal(b);
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        len, data ? data : (char *)"", data ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        free(data);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    if (allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result send_error(struct wh_server *s, struct MHD_Connection *conn, int status,
+                                  const char *msg, const char *allow)
+{
+    char code[8];
+    snprintf(code, sizeof(code), "%d", status);
+    const char *const lv[] = {code};
+    if (s->o.bad)
+        mt_inc(s->o.bad, lv, 1);
+    struct buf b;
+    buf_init(&b, 0);
+    buf_append_str(&b, msg);
+    buf_append_str(&b, "\n");
+    return send_buf(conn, status, &b, "text/plain; charset=utf-8", allow);
+}
+
+/* "application/json", optionally with parameters ("; charset=utf-8"). */
+static int is_json(const char *ct)
+{
+    static const char want[] = "application/json";
+    if (!ct || strncasecmp(ct, want, sizeof(want) - 1) != 0)
+        return 0;
+    char next = ct[sizeof(want) - 1];
+    return next == '\0' || next == ';' || next == ' ';
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    (void)version;
+    struct wh_server *s = cls;
+    struct req *rq = *con_cls;
+    if (!rq) {
+        /* headers only: refuse early, before any body byte is read */
+        int route = s->o.route(s->o.ud, url);
+        if (route == WH_ROUTE_NOT_FOUND)
+            return send_error(s, conn, 404, "not found", NULL);
+        int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+        if (route == WH_ROUTE_GET && !get)
+            return send_error(s, conn, 405, "method not allowed", "GET, HEAD");
+        if (route == WH_ROUTE_POST_JSON) {
+            if (strcmp(method, "POST") != 0)
+                return send_error(s, conn, 405, "method not allowed", "POST");
+            const char *ct =
+                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+            if (!is_json(ct))
+                return send_error(s, conn, 415, "Content-Type must be application/json", NULL);
+            const char *cl =
+                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+            if (cl && strtoull(cl, NULL, 10) > s->o.max_body)
+                return send_error(s, conn, 413, "request body too large", NULL);
+        }
+        rq = calloc(1, sizeof(*rq));
+        if (!rq)
+            return MHD_NO;
+        buf_init(&rq->body, s->o.max_body);
+        rq->start_ms = now_ms();
+        rq->counted = s->o.in_flight != NULL;
+        if (rq->counted)
+            mt_add(s->o.in_flight, NULL, 1);
+        *con_cls = rq;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        if (now_ms() - rq->start_ms > (long long)s->o.request_timeout_s * 1000) {
+            LOG_I(s->name, "request body too slow: connection closed", "path", url);
+            return MHD_NO;
+        }
+        if (buf_ok(&rq->body))
+            buf_append(&rq->body, upload_data, *upload_data_size);
+        if (!buf_ok(&rq->body)) {
+            /* keep reading to answer 413, within bounds */
+            rq->discarded += *upload_data_size;
+            if (rq->discarded > 4 * s->o.max_body)
+                return MHD_NO;
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (!buf_ok(&rq->body)) {
+        if (rq->body.oom)
+            return send_error(s, conn, 500, "out of memory", NULL);
+        return send_error(s, conn, 413, "request body too large", NULL);
+    }
+    struct buf out;
+    buf_init(&out, 0);
+    const char *ctype = "text/plain; charset=utf-8";
+    int get = strcmp(method, "POST") != 0;
+    int status = s->o.handle(s->o.ud, url, get ? NULL : (rq->body.data ? rq->body.data : ""),
+                             rq->body.len, &out, &ctype);
+    if (!buf_ok(&out)) {
+        buf_free(&out);
+        return send_error(s, conn, 500, "out of memory", NULL);
+    }
+    return send_buf(conn, status, &out, ctype, NULL);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)conn, (void)toe;
+    struct wh_server *s = cls;
+    struct req *rq = *con_cls;
+    if (!rq)
+        return;
+    if (rq->counted)
+        mt_add(s->o.in_flight, NULL, -1);
+    buf_free(&rq->body);
+    free(rq);
+    *con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    struct wh_server *s = cls;
+    char msg[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+        msg[--n] = '\0';
+    LOG_D(s->name, "libmicrohttpd", "message", msg);
+}
+
+struct wh_server *wh_server_start(const struct wh_server_opts *o, char *err, size_t errlen)
+{
+    struct wh_server *s = calloc(1, sizeof(*s));
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->o = *o;
+    snprintf(s->name, sizeof(s->name), "%s", o->name ? o->name : "server");
+    if (!s->o.threads)
+        s->o.threads = 2;
+    if (!s->o.max_connections)
+        s->o.max_connections = 256;
+    if (!s->o.timeout_s)
+        s->o.timeout_s = 30;
+    if (!s->o.request_timeout_s)
+        s->o.request_timeout_s = 15;
+    if (!s->o.max_body)
+        s->o.max_body = WH_MAX_BODY;
+    const char *bind = o->bind ? o->bind : "0.0.0.0";
+
+    struct sockaddr_in in4 = {0};
+    struct sockaddr_in6 in6 = {0};
+    struct sockaddr *sa;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+    if (inet_pton(AF_INET, bind, &in4.sin_addr) == 1) {
+        in4.sin_family = AF_INET;
+        in4.sin_port = htons((uint16_t)o->port);
+        sa = (struct sockaddr *)&in4;
+    } else if (inet_pton(AF_INET6, bind, &in6.sin6_addr) == 1) {
+        in6.sin6_family = AF_INET6;
+        in6.sin6_port = htons((uint16_t)o->port);
+        sa = (struct sockaddr *)&in6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        snprintf(err, errlen, "bind address %s is not an IPv4 or IPv6 address", bind);
+        goto fail;
+    }
+    if (o->port < 0 || o->port > 65535) {
+        snprintf(err, errlen, "port %d out of range", o->port);
+        goto fail;
+    }
+    struct MHD_OptionItem tls_opts[] = {
+        {MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)wh_certs_retrieve},
+        {MHD_OPTION_HTTPS_PRIORITIES, 0,
+         (void *)(o->tls_priorities ? o->tls_priorities : WH_TLS_PRIORITIES)},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (o->certs) {
+        flags |= MHD_USE_TLS;
+        wh_certs_install(o->certs);
+    } else {
+        tls_opts[0].option = MHD_OPTION_END;
+    }
+    s->d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, sa,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->o.threads, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->o.timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_ARRAY, tls_opts,
+        MHD_OPTION_END);
+    if (!s->d) {
+        snprintf(err, errlen, "cannot serve on %s:%d (address in use, or TLS setup failed)", bind,
+                 o->port);
+        goto fail;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : o->port;
+    return s;
+fail:
+    free(s);
+    return NULL;
+}
+
+int wh_server_port(const struct wh_server *s)
+{
+    return s->port;
+}
+
+void wh_server_stop(struct wh_server *s)
+{
+    if (!s)
+        return;
+    MHD_stop_daemon(s->d);
+    free(s);
+}
