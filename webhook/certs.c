@@ -84,7 +84,8 @@ static int key_matches(struct gen *g)
     gnutls_pubkey_t pub = NULL;
     unsigned char a[64], b[64];
     size_t alen = sizeof(a), blen = sizeof(b);
-    int ok = gnutls_pubkey_init(&pub) == 0 && gnutls_pubkey_import_privkey(pub, g->key, 0, 0) == 0 &&
+    int ok = gnutls_pubkey_init(&pub) == 0 &&
+             gnutls_pubkey_import_privkey(pub, g->key, 0, 0) == 0 &&
              gnutls_pubkey_get_key_id(pub, 0, a, &alen) == 0 &&
              gnutls_pubkey_get_key_id(g->pcerts[0].pubkey, 0, b, &blen) == 0 && alen == blen &&
              memcmp(a, b, alen) == 0;
@@ -110,8 +111,7 @@ static struct gen *gen_load(const char *cert_file, const char *key_file, char *e
     unsigned n = MAX_CHAIN;
     int rc = gnutls_pcert_list_import_x509_raw(g->pcerts, &n, &cd, GNUTLS_X509_FMT_PEM, 0);
     if (rc < 0 || n == 0) {
-        snprintf(err, errlen, "%s: %s", cert_file,
-                 rc < 0 ? gnutls_strerror(rc) : "no certificate");
+        snprintf(err, errlen, "%s: %s", cert_file, rc < 0 ? gnutls_strerror(rc) : "no certificate");
         goto fail;
     }
     g->npcerts = n;

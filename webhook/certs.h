@@ -51,7 +51,6 @@ void wh_certs_install(struct wh_certs *c);
  * refreshes the installed pair when due and returns it. */
 int wh_certs_retrieve(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
                       const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
-                      gnutls_pcert_st **pcert, unsigned int *pcert_length,
-                      gnutls_privkey_t *pkey);
+                      gnutls_pcert_st **pcert, unsigned int *pcert_length, gnutls_privkey_t *pkey);
 
 #endif

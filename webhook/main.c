@@ -1,27 +1,140 @@
-/* mkueue-webhook: skeleton entry point; the real server lands with its issue. */
+/* mkueue-webhook: wires flags, caches, certificate and the two servers, then
+ * waits for SIGTERM/SIGINT and shuts down in order (admission first). */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
-static void usage(FILE *f)
+#include "app.h"
+#include "config.h"
+#include "log.h"
+#include "server.h"
+#include "state.h"
+
+static int state_ready(void *ud)
 {
-    fprintf(f, "usage: mkueue-webhook [--help] [--version]\n");
+    return wh_state_ready(ud);
+}
+
+static void state_collect(void *ud, struct wh_metrics *m)
+{
+    wh_state_collect(ud, m);
 }
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--version") == 0) {
-            printf("mkueue-webhook %s\n", MKUEUE_VERSION);
-            return 0;
+    struct wh_config cfg;
+    char err[512];
+    int rc = wh_config_parse(argc, argv, &cfg, stdout, err, sizeof(err));
+    if (rc != 0) {
+        if (rc < 0) {
+            fprintf(stderr, "mkueue-webhook: %s\n", err);
+            wh_config_usage(stderr);
         }
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        fprintf(stderr, "mkueue-webhook: unknown argument %s\n", argv[i]);
-        usage(stderr);
-        return 2;
+        return rc < 0 ? 2 : 0;
     }
-    usage(stderr);
-    return 2;
+    log_set_level(cfg.log_level);
+
+    /* Signals go to sigwait below, never to server or informer threads. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    int exit_code = 1;
+    struct wh_metrics m;
+    struct wh_app app;
+    memset(&app, 0, sizeof(app));
+    pthread_mutex_init(&app.lock, NULL);
+    struct wh_certs *certs = NULL;
+    struct wh_state *state = NULL;
+    struct wh_server *adm = NULL, *ops = NULL;
+    struct mt_registry *reg = mt_registry_new();
+    if (!reg || wh_metrics_register(reg, &m) < 0) {
+        LOG_E("main", "cannot set up metrics");
+        goto out;
+    }
+    certs = wh_certs_new(cfg.cert_path, cfg.key_path, 1000, err, sizeof(err));
+    if (!certs) {
+        LOG_E("main", "cannot load the serving certificate", "error", err);
+        goto out;
+    }
+    struct wh_state_opts so = {
+        .kubeconfig = cfg.kubeconfig,
+        .context = cfg.context,
+        .ns = cfg.ns,
+        .kubeconfig_dir = cfg.kubeconfig_dir,
+    };
+    state = wh_state_start(&so, err, sizeof(err));
+    if (!state) {
+        LOG_E("main", "cannot connect to the manager", "error", err);
+        goto out;
+    }
+    app.adm = (struct wh_admitter){wh_state_ctx(state), &m, cfg.max_body};
+    app.reg = reg;
+    app.m = &m;
+    app.certs = certs;
+    app.ready = state_ready;
+    app.collect = state_collect;
+    app.ud = state;
+    app.seen_loads = 0;
+
+    struct wh_server_opts ao = {
+        .name = "admission",
+        .bind = cfg.bind,
+        .port = cfg.port,
+        .certs = certs,
+        .threads = cfg.threads,
+        .max_connections = cfg.max_connections,
+        .timeout_s = cfg.idle_timeout_s,
+        .request_timeout_s = cfg.request_timeout_s,
+        .max_body = cfg.max_body,
+        .route = wh_app_admission_route,
+        .handle = wh_app_admission_handle,
+        .ud = &app,
+        .in_flight = m.in_flight,
+        .bad = m.bad,
+    };
+    adm = wh_server_start(&ao, err, sizeof(err));
+    if (!adm) {
+        LOG_E("main", "cannot start the admission server", "error", err);
+        goto out;
+    }
+    struct wh_server_opts oo = {
+        .name = "metrics",
+        .bind = cfg.metrics_bind,
+        .port = cfg.metrics_port,
+        .threads = 1,
+        .max_connections = 64,
+        .route = wh_app_ops_route,
+        .handle = wh_app_ops_handle,
+        .ud = &app,
+    };
+    ops = wh_server_start(&oo, err, sizeof(err));
+    if (!ops) {
+        LOG_E("main", "cannot start the metrics server", "error", err);
+        goto out;
+    }
+    char port[16], mport[16];
+    snprintf(port, sizeof(port), "%d", wh_server_port(adm));
+    snprintf(mport, sizeof(mport), "%d", wh_server_port(ops));
+    LOG_I("main", "serving", "version", MKUEUE_VERSION, "address", cfg.bind, "port", port,
+          "metricsAddress", cfg.metrics_bind, "metricsPort", mport, "namespace", cfg.ns, "cert",
+          cfg.cert_path);
+
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    LOG_I("main", "shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    exit_code = 0;
+out:
+    wh_server_stop(adm); /* no new admission first; then the rest */
+    wh_server_stop(ops);
+    wh_state_stop(state);
+    wh_certs_free(certs);
+    mt_registry_free(reg);
+    pthread_mutex_destroy(&app.lock);
+    LOG_I("main", "stopped");
+    return exit_code;
 }

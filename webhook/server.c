@@ -79,9 +79,8 @@ static int is_json(const char *ct)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     (void)version;
     struct wh_server *s = cls;
@@ -219,24 +218,26 @@ struct wh_server *wh_server_start(const struct wh_server_opts *o, char *err, siz
         snprintf(err, errlen, "port %d out of range", o->port);
         goto fail;
     }
-    struct MHD_OptionItem tls_opts[] = {
-        {MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)wh_certs_retrieve},
-        {MHD_OPTION_HTTPS_PRIORITIES, 0,
-         (void *)(o->tls_priorities ? o->tls_priorities : WH_TLS_PRIORITIES)},
-        {MHD_OPTION_END, 0, NULL},
-    };
+    /* Options that depend on the configuration, passed as one array. */
+    struct MHD_OptionItem extra[4];
+    size_t n = 0;
+    if (s->o.threads > 1)
+        extra[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, s->o.threads, NULL};
     if (o->certs) {
         flags |= MHD_USE_TLS;
         wh_certs_install(o->certs);
-    } else {
-        tls_opts[0].option = MHD_OPTION_END;
+        extra[n++] =
+            (struct MHD_OptionItem){MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)wh_certs_retrieve};
+        extra[n++] = (struct MHD_OptionItem){
+            MHD_OPTION_HTTPS_PRIORITIES, 0,
+            (void *)(o->tls_priorities ? o->tls_priorities : WH_TLS_PRIORITIES)};
     }
+    extra[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     s->d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, sa,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->o.threads, MHD_OPTION_CONNECTION_LIMIT,
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->o.timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_ARRAY, tls_opts,
+        on_completed, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_ARRAY, extra,
         MHD_OPTION_END);
     if (!s->d) {
         snprintf(err, errlen, "cannot serve on %s:%d (address in use, or TLS setup failed)", bind,

@@ -30,10 +30,10 @@ typedef int (*wh_handler_fn)(void *ud, const char *path, const char *body, size_
                              struct buf *out, const char **ctype);
 
 struct wh_server_opts {
-    const char *name;         /* for logs: "admission", "metrics" */
-    const char *bind;         /* IPv4 or IPv6 literal; NULL = "0.0.0.0" */
-    int port;                 /* 0 = ephemeral (see wh_server_port) */
-    struct wh_certs *certs;   /* TLS with these (installed); NULL = plain HTTP */
+    const char *name;           /* for logs: "admission", "metrics" */
+    const char *bind;           /* IPv4 or IPv6 literal; NULL = "0.0.0.0" */
+    int port;                   /* 0 = ephemeral (see wh_server_port) */
+    struct wh_certs *certs;     /* TLS with these (installed); NULL = plain HTTP */
     const char *tls_priorities; /* NULL = TLS 1.2 and 1.3 only */
     unsigned threads;           /* 0 = 2 */
     unsigned max_connections;   /* 0 = 256 */

@@ -851,7 +851,7 @@ static void expect_400(struct fixture *f, const char *body, const char *needle)
 
 #define REQ(extra)                                                                                 \
     "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{" extra "}" \
-                                                                                               "}"
+    "}"
 #define KIND "\"kind\":{\"group\":\"batch\",\"version\":\"v1\",\"kind\":\"Job\"}"
 #define OBJ  "\"object\":{\"metadata\":{\"name\":\"j\"}}"
 

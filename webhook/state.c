@@ -1,0 +1,238 @@
+#include "state.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clusters.h"
+#include "kube_client.h"
+#include "kube_config.h"
+#include "kube_watch.h"
+#include "log.h"
+
+#define KUEUE_GROUP   "kueue.x-k8s.io"
+#define KUEUE_VERSION "v1beta2"
+
+/* Watches on every worker, by index. */
+enum { W_NAMESPACES, W_LOCALQUEUES, NWATCHES };
+
+enum { C_LQ, C_CQ, C_AC, C_CONFIG, C_MKC, C_SECRET, NCACHES };
+
+static const struct kc_resource manager_res[NCACHES] = {
+    [C_LQ] = {KUEUE_GROUP, KUEUE_VERSION, "localqueues", 1},
+    [C_CQ] = {KUEUE_GROUP, KUEUE_VERSION, "clusterqueues", 0},
+    [C_AC] = {KUEUE_GROUP, KUEUE_VERSION, "admissionchecks", 0},
+    [C_CONFIG] = {KUEUE_GROUP, KUEUE_VERSION, "multikueueconfigs", 0},
+    [C_MKC] = {KUEUE_GROUP, KUEUE_VERSION, "multikueueclusters", 0},
+    [C_SECRET] = {"", "v1", "secrets", 1},
+};
+
+struct wh_state {
+    struct kcfg *cfg;
+    struct kc_client *client;
+    struct kcache *caches[NCACHES];
+    struct kw_informer *informers[NCACHES];
+    struct mkcs *workers;
+    struct wh_ctx ctx;
+    pthread_t syncer;
+    int syncer_started;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int stop;
+};
+
+int wh_state_worker_check(void *ud, const char *cluster, const char *ns, const char *lq,
+                          int *has_ns, int *has_lq, char *why, size_t whylen)
+{
+    struct mkcs *set = ud;
+    struct mkcs_conn *c = mkcs_get(set, cluster);
+    if (!c || !mkcs_conn_connected(c)) {
+        struct mkcs_state st;
+        int known = mkcs_state(set, cluster, &st) == 0;
+        if (known)
+            snprintf(why, whylen, "%s: %.100s", st.reason, st.message);
+        else
+            snprintf(why, whylen, "no connection");
+        mkcs_put(c);
+        return c ? WH_WORKER_STALE : WH_WORKER_UNKNOWN;
+    }
+    json_t *n = kcache_get(mkcs_conn_cache(c, W_NAMESPACES), ns);
+    json_t *q = kcache_get_nsname(mkcs_conn_cache(c, W_LOCALQUEUES), ns, lq);
+    *has_ns = n != NULL;
+    *has_lq = q != NULL;
+    json_decref(n);
+    json_decref(q);
+    mkcs_put(c);
+    return WH_WORKER_READY;
+}
+
+static void sync_workers(struct wh_state *s)
+{
+    mkcs_sync(s->workers, s->caches[C_MKC], s->caches[C_SECRET]);
+}
+
+static void on_add(const char *key, json_t *obj, void *ud)
+{
+    (void)key, (void)obj;
+    sync_workers(ud);
+}
+
+static void on_update(const char *key, json_t *old, json_t *obj, void *ud)
+{
+    (void)key;
+    if (old != obj) /* not a periodic resync */
+        sync_workers(ud);
+}
+
+static void on_delete(const char *key, json_t *obj, void *ud)
+{
+    (void)key, (void)obj;
+    sync_workers(ud);
+}
+
+/* Re-syncs the worker set every second: the caches' first list may land
+ * before they are marked synced, and a Secret may arrive after its cluster. */
+static void *syncer_main(void *arg)
+{
+    struct wh_state *s = arg;
+    pthread_mutex_lock(&s->lock);
+    while (!s->stop) {
+        pthread_mutex_unlock(&s->lock);
+        sync_workers(s);
+        pthread_mutex_lock(&s->lock);
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += 1;
+        while (!s->stop && pthread_cond_timedwait(&s->cond, &s->lock, &ts) != ETIMEDOUT)
+            ;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+struct wh_state *wh_state_start(const struct wh_state_opts *o, char *err, size_t errlen)
+{
+    struct wh_state *s = calloc(1, sizeof(*s));
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cond, &ca);
+    pthread_condattr_destroy(&ca);
+
+    int rc = o->kubeconfig
+                 ? kcfg_load_file(o->kubeconfig, o->context, KCFG_TRUSTED, &s->cfg, err, errlen)
+                 : kcfg_in_cluster(NULL, &s->cfg, err, errlen);
+    if (rc < 0)
+        goto fail;
+    struct kc_options kopt = {.qps = o->qps};
+    s->client = kc_new(s->cfg, &kopt, err, errlen);
+    if (!s->client)
+        goto fail;
+    for (int i = 0; i < NCACHES; i++) {
+        s->caches[i] = kcache_new();
+        if (!s->caches[i]) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+    }
+    static const struct mkcs_watch watches[NWATCHES] = {
+        [W_NAMESPACES] = {.res = {"", "v1", "namespaces", 0}},
+        [W_LOCALQUEUES] = {.res = {KUEUE_GROUP, KUEUE_VERSION, "localqueues", 1}},
+    };
+    struct mkcs_options mo = {
+        .secret_namespace = o->ns,
+        .kubeconfig_dir = o->kubeconfig_dir,
+        .watches = watches,
+        .nwatches = NWATCHES,
+    };
+    s->workers = mkcs_new(&mo, err, errlen);
+    if (!s->workers)
+        goto fail;
+    struct kcache_handlers h = {on_add, on_update, on_delete, s};
+    if (kcache_add_handlers(s->caches[C_MKC], &h) < 0 ||
+        kcache_add_handlers(s->caches[C_SECRET], &h) < 0) {
+        snprintf(err, errlen, "cannot register cache handlers");
+        goto fail;
+    }
+    s->ctx = (struct wh_ctx){
+        .q = {s->caches[C_LQ], s->caches[C_CQ], s->caches[C_AC], s->caches[C_CONFIG],
+              s->caches[C_MKC]},
+        .workers = {wh_state_worker_check, s->workers},
+    };
+    for (int i = 0; i < NCACHES; i++) {
+        struct kw_options wo = {.name = manager_res[i].resource};
+        s->informers[i] = kw_informer_start(s->client, &manager_res[i],
+                                            i == C_SECRET ? o->ns : NULL, NULL, s->caches[i], &wo);
+        if (!s->informers[i]) {
+            snprintf(err, errlen, "cannot start the %s informer", manager_res[i].resource);
+            goto fail;
+        }
+    }
+    if (pthread_create(&s->syncer, NULL, syncer_main, s) != 0) {
+        snprintf(err, errlen, "cannot start the worker syncer");
+        goto fail;
+    }
+    s->syncer_started = 1;
+    return s;
+fail:
+    wh_state_stop(s);
+    return NULL;
+}
+
+void wh_state_stop(struct wh_state *s)
+{
+    if (!s)
+        return;
+    if (s->syncer_started) {
+        pthread_mutex_lock(&s->lock);
+        s->stop = 1;
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+        pthread_join(s->syncer, NULL);
+    }
+    for (int i = 0; i < NCACHES; i++)
+        kw_informer_stop(s->informers[i]);
+    mkcs_free(s->workers);
+    for (int i = 0; i < NCACHES; i++)
+        kcache_free(s->caches[i]);
+    kc_free(s->client);
+    kcfg_free(s->cfg);
+    pthread_cond_destroy(&s->cond);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+const struct wh_ctx *wh_state_ctx(struct wh_state *s)
+{
+    return &s->ctx;
+}
+
+int wh_state_ready(struct wh_state *s)
+{
+    return wh_ctx_synced(&s->ctx) && kcache_synced(s->caches[C_SECRET]);
+}
+
+void wh_state_collect(struct wh_state *s, struct wh_metrics *m)
+{
+    const char *const mv[] = {"manager"};
+    mt_set(m->synced, mv, wh_state_ready(s));
+    json_t *names = mkcs_names(s->workers);
+    size_t i;
+    json_t *n;
+    json_array_foreach(names, i, n)
+    {
+        struct mkcs_state st;
+        const char *const wv[] = {json_string_value(n)};
+        int ok = mkcs_state(s->workers, wv[0], &st) == 0 && st.connected;
+        mt_set(m->synced, wv, ok);
+    }
+    json_decref(names);
+}
