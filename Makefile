@@ -162,7 +162,7 @@ DEB_PKGS += libgnutls28-dev
 
 $(BUILD)/fuzz/webhook/fuzz/%: webhook/fuzz/%.c $(COMMON_SRC) $(WEBHOOK_SRC)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -Iwebhook -o $@ $^ $(LIBS)
+	clang $(FUZZ_CFLAGS) -DMKUEUE_VERSION='"$(VERSION)"' -Iwebhook -o $@ $^ $(LIBS)
 
 $(BUILD)/wh-bench: webhook/bench/wh_bench.c $(WEBHOOK_SRC:%.c=$(BUILD)/obj/%.o) \
 		$(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o) $(BUILD)/libmkueue.a
