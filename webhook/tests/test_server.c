@@ -21,6 +21,7 @@
 #include "jsonx.h"
 #include "log.h"
 #include "server.h"
+#include "state.h"
 #include "tls.h"
 
 /* ---- certificates in a Secret-volume layout ---------------------------------- */
@@ -564,6 +565,21 @@ static void test_config_flags(void **state)
     fclose(devnull);
 }
 
+static void test_state_start_errors(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    struct wh_state_opts o = {.kubeconfig = "/nonexistent/kubeconfig", .ns = "mkueue-system"};
+    assert_null(wh_state_start(&o, err, sizeof(err)));
+    assert_non_null(strstr(err, "/nonexistent/kubeconfig"));
+    /* in-cluster without the service account environment */
+    o.kubeconfig = NULL;
+    err[0] = '\0';
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    assert_null(wh_state_start(&o, err, sizeof(err)));
+    assert_true(err[0] != '\0');
+}
+
 int main(void)
 {
     log_set_level(LOG_ERROR);
@@ -578,6 +594,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ops_endpoints, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_client, setup, teardown),
         cmocka_unit_test(test_config_flags),
+        cmocka_unit_test(test_state_start_errors),
     };
     int rc = cmocka_run_group_tests_name("webhook server", tests, NULL, NULL);
     curl_global_cleanup();
