@@ -81,6 +81,9 @@ struct wh_admitter {
     const struct wh_ctx *ctx;
     struct wh_metrics *m; /* may be NULL */
     size_t max_body;      /* 0 = WH_MAX_BODY */
+    /* mkueue's own namespace: like kube-system, always allowed untouched
+     * whatever the registration says (invariant 11); NULL = none. */
+    const char *own_ns;
 };
 
 /* Answers the POST of `body` to admission `path`. Returns the HTTP status

@@ -72,7 +72,7 @@ int main(int argc, char **argv)
         LOG_E("main", "cannot connect to the manager", "error", err);
         goto out;
     }
-    app.adm = (struct wh_admitter){wh_state_ctx(state), &m, cfg.max_body};
+    app.adm = (struct wh_admitter){wh_state_ctx(state), &m, cfg.max_body, cfg.ns};
     app.reg = reg;
     app.m = &m;
     app.certs = certs;

@@ -57,7 +57,7 @@ static void init(void)
 
 static void check(const char *path, const char *data, size_t size)
 {
-    struct wh_admitter a = {&ctx, NULL, 1 << 20};
+    struct wh_admitter a = {&ctx, NULL, 1 << 20, NULL};
     struct buf out;
     buf_init(&out, 0);
     const char *ctype = NULL;

@@ -126,7 +126,7 @@ static int setup(void **state)
     f->ctx.workers = (struct wh_workers){fake_check, f};
     f->reg = mt_registry_new();
     assert_int_equal(wh_metrics_register(f->reg, &f->m), 0);
-    f->adm = (struct wh_admitter){&f->ctx, &f->m, 0};
+    f->adm = (struct wh_admitter){&f->ctx, &f->m, 0, NULL};
     *state = f;
     return 0;
 }
@@ -983,6 +983,27 @@ static void test_v1beta1_and_generic(void **state)
     assert_true(v >= 1);
 }
 
+static void test_exempt_namespaces(void **state)
+{
+    struct fixture *f = *state;
+    f->adm.own_ns = "mkueue-system";
+    const struct mk_kind *job = mk_kind_by_gvk("batch/v1", "Job");
+    const char *nss[] = {"kube-system", "mkueue-system"};
+    for (int i = 0; i < 2; i++) {
+        json_t *obj = job_of(job, nss[i], "no-such-queue");
+        struct answer a = call(f, 0, "CREATE", job, obj, NULL, nss[i]);
+        assert_true(allowed(&a));
+        answer_free(&a);
+        kcache_set_synced(f->ctx.q.localqueues, 0); /* not even the caches are needed */
+        a = call(f, 1, "CREATE", job, obj, NULL, nss[i]);
+        assert_true(allowed(&a));
+        assert_null(a.ops);
+        answer_free(&a);
+        kcache_set_synced(f->ctx.q.localqueues, 1);
+        json_decref(obj);
+    }
+}
+
 static void test_denial_metrics(void **state)
 {
     struct fixture *f = *state;
@@ -1019,6 +1040,7 @@ int main(void)
         cmocka_unit_test(test_dns1123),
         cmocka_unit_test_setup_teardown(test_bad_reviews, setup, teardown),
         cmocka_unit_test_setup_teardown(test_v1beta1_and_generic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exempt_namespaces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_denial_metrics, setup, teardown),
     };
     return cmocka_run_group_tests_name("webhook admission", tests, NULL, NULL);

@@ -138,7 +138,7 @@ static int setup(void **state)
         (struct mkq_caches){f->caches[0], f->caches[1], f->caches[2], f->caches[3], f->caches[4]};
     f->reg = mt_registry_new();
     assert_int_equal(wh_metrics_register(f->reg, &f->m), 0);
-    f->app.adm = (struct wh_admitter){&f->ctx, &f->m, 0};
+    f->app.adm = (struct wh_admitter){&f->ctx, &f->m, 0, NULL};
     f->app.reg = f->reg;
     f->app.m = &f->m;
     f->app.certs = f->certs;
