@@ -153,3 +153,19 @@ clean:
 	rm -rf $(BUILD) bin
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# ---- chart and container image (issue 6) ----------------------------------------
+# chart-test: helm lint + helm template with many values, parsed and checked
+# (charts/tests/chart-test.sh; build/chart-kinds prints the kind registry the
+# chart must match). image-check: the Dockerfile's runtime packages provide
+# every library bin/* links against.
+.PHONY: chart-test image-check
+$(BUILD)/chart-kinds: charts/tests/chart_kinds.c $(BUILD)/libmkueue.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+
+chart-test: deps $(BUILD)/chart-kinds
+	@HELM=$${HELM:-$$(e2e/scripts/install-helm.sh)} KINDS_TOOL=$(BUILD)/chart-kinds \
+	  $(PROVE) -e '' charts/tests/chart-test.sh
+
+image-check: deps build
+	scripts/image-check.sh

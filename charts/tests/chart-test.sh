@@ -119,7 +119,7 @@ if out=$("$HELM" lint --strict "$CHART" 2>&1); then ok "helm lint --strict"; els
 for f in "$CHART"/values-examples/*.yaml; do
     if out=$("$HELM" lint --strict "$CHART" -f "$f" 2>&1); then ok "helm lint $(basename "$f")"
     else not_ok "helm lint $(basename "$f")" "$out"; fi
-    render "example-$(basename "$f" .yaml)" -f "$f" >/dev/null
+    render "example-$(basename "$f" .yaml)" -f "$f"
 done
 
 # ---- defaults -----------------------------------------------------------------------
@@ -166,6 +166,12 @@ check $D "reconciler ClusterRole: workloads all verbs, checks/clusters status, q
      and has_rule($r; ""; "events"; ["create","patch"])
      and ([$r[] | select(.g == ["kueue.x-k8s.io"] and (.r | index("localqueues")))] | .[0].v) == ["get","list","watch"]
      and all($r[]; (.r | index("rayservices")) | not)'
+check $D "reconciler ClusterRole: nothing beyond kinds, Kueue objects and events" \
+    '([enabled([])[] | .resource, .resource + "/status", .resource + "/finalizers"]
+      + ["workloads","workloads/status","workloads/finalizers","admissionchecks","admissionchecks/status",
+         "multikueueclusters","multikueueclusters/status","localqueues","clusterqueues","multikueueconfigs",
+         "events"]) as $allowed
+     | all(rules("ClusterRole"; "rel-mkueue-reconciler")[].r[]; . as $x | $allowed | index($x) != null)'
 check $D "reconciler Role: leases create + get/update by name, secrets read" \
     'rules("Role"; "rel-mkueue-reconciler") as $r | ($r | length) == 3
      and any($r[]; .g == ["coordination.k8s.io"] and .v == ["create"] and .n == null)
