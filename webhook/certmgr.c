@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -17,6 +18,7 @@
 
 #include "fileio.h"
 #include "jsonx.h"
+#include "kube_config.h"
 #include "log.h"
 #include "patch.h"
 #include "tls.h"
@@ -82,28 +84,19 @@ static char *b64_encode(const char *s)
     return out;
 }
 
-/* Decodes Secret data (standard base64, no newlines) into a NUL-terminated
- * string; NULL when absent, malformed, too large or containing a NUL. */
+/* Decodes Secret data into a NUL-terminated string; NULL when absent,
+ * malformed, too large or containing a NUL (a PEM never does). */
 static char *b64_decode(const char *s)
 {
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n % 4 || n / 4 * 3 > TLS_MAX_PEM_BYTES)
+    char *out = NULL;
+    size_t n = 0;
+    if (!s || strlen(s) / 4 * 3 > TLS_MAX_PEM_BYTES || kcfg_base64_decode(s, &out, &n) != 0)
         return NULL;
-    unsigned char *out = malloc(n / 4 * 3 + 1);
-    if (!out)
-        return NULL;
-    int m = EVP_DecodeBlock(out, (const unsigned char *)s, (int)n);
-    if (m < 0) {
+    if (memchr(out, '\0', n)) {
         free(out);
         return NULL;
     }
-    m -= (s[n - 1] == '=') + (s[n - 2] == '=');
-    out[m] = '\0';
-    if (memchr(out, '\0', (size_t)m)) {
-        free(out);
-        return NULL;
-    }
-    return (char *)out;
+    return out;
 }
 
 static int no_passphrase(char *buf, int size, int rwflag, void *u)
@@ -726,6 +719,68 @@ void wh_certmgr_stop(struct wh_certmgr *m)
     pthread_cond_destroy(&m->cond);
     pthread_mutex_destroy(&m->lock);
     free(m);
+}
+
+/* ---- flags ------------------------------------------------------------------------------ */
+
+static int parse_long(const char *v, long min, long max, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long n = v && *v ? strtol(v, &end, 10) : 0;
+    if (!v || !*v || errno || *end || n < min || n > max)
+        return -1;
+    *out = n;
+    return 0;
+}
+
+int wh_certmgr_flag(struct wh_certmgr_opts *o, const char **sans, const char *name,
+                    const char *value, char *err, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+        int is_int; /* 1 int (days), 2 long (seconds), 0 string */
+        long min, max;
+    } flags[] = {
+        {"--cert-secret", offsetof(struct wh_certmgr_opts, secret_name), 0, 0, 0},
+        {"--cert-service", offsetof(struct wh_certmgr_opts, service), 0, 0, 0},
+        {"--mutating-config", offsetof(struct wh_certmgr_opts, mutating_config), 0, 0, 0},
+        {"--validating-config", offsetof(struct wh_certmgr_opts, validating_config), 0, 0, 0},
+        {"--ca-days", offsetof(struct wh_certmgr_opts, ca_days), 1, 1, 36500},
+        {"--cert-days", offsetof(struct wh_certmgr_opts, cert_days), 1, 1, 36500},
+        {"--ca-renew-before", offsetof(struct wh_certmgr_opts, ca_renew_before_s), 2, 0,
+         36500 * DAY_S},
+        {"--cert-renew-before", offsetof(struct wh_certmgr_opts, cert_renew_before_s), 2, 0,
+         36500 * DAY_S},
+        {"--cert-check-interval", offsetof(struct wh_certmgr_opts, interval_s), 2, 1, DAY_S},
+        {"--ca-grace", offsetof(struct wh_certmgr_opts, ca_grace_s), 2, -1, DAY_S},
+    };
+    if (strcmp(name, "--cert-sans") == 0) {
+        *sans = value;
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+        if (strcmp(name, flags[i].name) != 0)
+            continue;
+        char *field = (char *)o + flags[i].off;
+        long n = 0;
+        if (flags[i].is_int == 0) {
+            if (!value || !*value)
+                return failf(err, errlen, -1, "%s: a name is required", name);
+            memcpy(field, &value, sizeof(value));
+        } else if (parse_long(value, flags[i].min, flags[i].max, &n) != 0) {
+            return failf(err, errlen, -1, "%s: expected an integer from %ld to %ld, not \"%s\"",
+                         name, flags[i].min, flags[i].max, value ? value : "");
+        } else if (flags[i].is_int == 1) {
+            int v = (int)n;
+            memcpy(field, &v, sizeof(v));
+        } else {
+            memcpy(field, &n, sizeof(n));
+        }
+        return 1;
+    }
+    return 0;
 }
 
 /* ---- SAN lists -------------------------------------------------------------------------- */

@@ -83,6 +83,26 @@ struct wh_certmgr *wh_certmgr_start(struct kc_client *c, const struct wh_certmgr
 /* Stops the thread (waits for a pass in progress) and frees; NULL is a no-op. */
 void wh_certmgr_stop(struct wh_certmgr *m);
 
+/* The webhook's certificate flags, for its flag parser: name (with the
+ * leading "--") and value (borrowed, e.g. from argv). --cert-secret turns
+ * self-managed certificates on. Returns 1 when the flag was one of these
+ * (stored in o, or in *sans for --cert-sans, to split with
+ * wh_certmgr_split_sans), 0 when it is not, -1 with err on a bad value. */
+int wh_certmgr_flag(struct wh_certmgr_opts *o, const char **sans, const char *name,
+                    const char *value, char *err, size_t errlen);
+#define WH_CERTMGR_USAGE                                                                           \
+    "  --cert-secret NAME         self-managed certificates kept in this Secret (in\n"             \
+    "                             --namespace), written to --cert-dir\n"                           \
+    "  --cert-service NAME        Service whose DNS names the certificate serves\n"                \
+    "  --cert-sans LIST           more SANs, comma-separated (localhost,127.0.0.1)\n"              \
+    "  --mutating-config NAME     MutatingWebhookConfiguration given the caBundle\n"               \
+    "  --validating-config NAME   ValidatingWebhookConfiguration given the caBundle\n"             \
+    "  --ca-days N, --cert-days N validity of new CAs (3650) and certificates (365)\n"             \
+    "  --ca-renew-before S        renew the CA S seconds before expiry (0: a third)\n"             \
+    "  --cert-renew-before S      renew the certificate S seconds before expiry (0: a third)\n"    \
+    "  --cert-check-interval S    seconds between checks; default 300\n"                           \
+    "  --ca-grace S               a new CA is trusted S seconds before it serves; default 60\n"
+
 /* Splits a comma-separated SAN list ("localhost,127.0.0.1,::1") into DNS
  * names and IP addresses (by shape). *dns and *ips are NULL-terminated
  * malloc'd arrays, freed with wh_certmgr_free_sans. Returns 0 or -1 on oom. */

@@ -72,6 +72,7 @@ def deploy(c): .[] | select(.kind == "Deployment" and .metadata.labels["app.kube
 def rules(k; n): [obj(k; n) | .rules[] | {g: .apiGroups, r: .resources, v: (.verbs | sort), n: (.resourceNames // null)}];
 def mut_ops(k): if (k == "Deployment" or k == "StatefulSet" or k == "LeaderWorkerSet") then ["CREATE","UPDATE"] else ["CREATE"] end;
 def enabled(skip): [$registry[] | select(.kind as $k | skip | index($k) | not)];
+def dispatched(skip): [enabled(skip)[] | select(.kind as $k | ["Pod","Deployment","StatefulSet","LeaderWorkerSet"] | index($k) | not)];
 def has_rule(rs; g; r; v): any(rs[]; .g == [g] and (.r | index(r)) and .v == (v | sort));
 def no_wildcards: all(.[] | select(.kind == "ClusterRole" or .kind == "Role") | .rules[];
     (.verbs | index("*") | not) and (.resources | index("*") | not) and (.apiGroups | index("*") | not));
@@ -148,11 +149,14 @@ check $D "webhook Role: read secrets, create + get/update its certificate Secret
      and any($r[]; .r == ["secrets"] and .v == ["get","list","watch"] and .n == null)
      and any($r[]; .r == ["secrets"] and .v == ["create"] and .n == null)
      and any($r[]; .r == ["secrets"] and .v == ["get","update"] and .n == ["rel-mkueue-webhook-tls"])'
+check $D "pod-based kinds are gated by the webhook only: no pods or workload controllers in RBAC" \
+    'all(kind("ClusterRole")[].rules[].resources[]; test("^(pods|deployments|statefulsets|leaderworkersets)") | not)'
 check $D "no ClusterRole touches secrets or leases" \
     'all(kind("ClusterRole")[].rules[]; (.resources | index("secrets") | not) and (.resources | index("leases") | not))'
-check $D "reconciler ClusterRole: every kind get/list/watch/update/patch + status + finalizers" \
+check $D "reconciler ClusterRole: every dispatched kind get/list/watch/update/patch + status + finalizers" \
     'rules("ClusterRole"; "rel-mkueue-reconciler") as $r
-     | all(enabled([])[]; . as $k | has_rule($r; $k.group; $k.resource; ["get","list","watch","update","patch"])
+     | (dispatched([]) | length) == 12
+     and all(dispatched([])[]; . as $k | has_rule($r; $k.group; $k.resource; ["get","list","watch","update","patch"])
          and has_rule($r; $k.group; $k.resource + "/status"; ["get","update","patch"])
          and has_rule($r; $k.group; $k.resource + "/finalizers"; ["update"]))'
 check $D "reconciler ClusterRole: workloads all verbs, checks/clusters status, queues read, events" \
@@ -167,7 +171,7 @@ check $D "reconciler ClusterRole: workloads all verbs, checks/clusters status, q
      and ([$r[] | select(.g == ["kueue.x-k8s.io"] and (.r | index("localqueues")))] | .[0].v) == ["get","list","watch"]
      and all($r[]; (.r | index("rayservices")) | not)'
 check $D "reconciler ClusterRole: nothing beyond kinds, Kueue objects and events" \
-    '([enabled([])[] | .resource, .resource + "/status", .resource + "/finalizers"]
+    '([dispatched([])[] | .resource, .resource + "/status", .resource + "/finalizers"]
       + ["workloads","workloads/status","workloads/finalizers","admissionchecks","admissionchecks/status",
          "multikueueclusters","multikueueclusters/status","localqueues","clusterqueues","multikueueconfigs",
          "events"]) as $allowed
@@ -222,9 +226,11 @@ check $D "self-managed: emptyDir certs, flags name the Secret, Service and confi
 check $D "reconciler config: mode, origin, leader election lease, enabled kinds" \
     'obj("ConfigMap"; "rel-mkueue-reconciler").data["config.yaml"] as $c
      | ($c | test("(?m)^mode: standalone$")) and ($c | test("(?m)^origin: \"multikueue\"$"))
-     and ($c | test("(?m)^  leaseName: rel-mkueue-reconciler$")) and ($c | test("(?m)^  enabled: true$"))
-     and ($c | test("\"Job.v1.batch\"")) and ($c | test("\"Pod.v1\""))
-     and ($c | test("RayService") | not) and ($c | test("(?m)^namespace: " + $ns + "$"))
+     and ($c | test("(?m)^  leaseName: rel-mkueue-reconciler$"))
+     and ([$c | scan("(?m)^- (.*)$")[0]] == [dispatched([])[] | .group + "/" + (.kind | ascii_downcase)])
+     and ($c | test("(?m)^  leaderElect: true$"))
+     and ($c | test("rayservice|/pod|deployment|statefulset|leaderworkerset") | not)
+     and ($c | test("(?m)^namespace: " + $ns + "$"))
      and (args("reconciler") == ["--config=/etc/mkueue/config/config.yaml"])
      and (deploy("reconciler").spec.template.metadata.annotations["checksum/config"] | length) == 16'
 check $D "image from the chart's appVersion" \
@@ -241,22 +247,20 @@ render custom --set kinds.Pod=false --set kinds.Deployment=false --set kinds.Ray
     --set image.tag=v9 --set image.pullPolicy=Always --set reconciler.leaderElection.enabled=false \
     --set webhook.replicas=3 --set 'webhook.nodeSelector.role=infra' \
     --set 'webhook.tolerations[0].key=infra' --set 'webhook.tolerations[0].operator=Exists' \
-    --set 'reconciler.externalFrameworks[0].name=MyJob.v1.example.com' \
-    --set 'reconciler.externalFrameworks[0].resource=myjobs' --set reconciler.mode=with-kueue \
+    --set kinds.JobSet=false --set reconciler.mode=with-kueue --set reconciler.dispatcher=Incremental \
     --set certificates.selfManaged.extraSANs='{localhost}' --set webhook.pdb.enabled=false
 C=custom
 check $C "kinds switched off lose their webhooks; the rest point at webhook.url; Ignore, 5s" \
-    'hook_ok(enabled(["Pod","Deployment"]); "mutate"; mut_ops(.); "Ignore"; 5; "https://127.0.0.1:18443")
-     and hook_ok(enabled(["Pod","Deployment"]); "validate"; ["CREATE","UPDATE"]; "Ignore"; 5; "https://127.0.0.1:18443")'
+    'hook_ok(enabled(["Pod","Deployment","JobSet"]); "mutate"; mut_ops(.); "Ignore"; 5; "https://127.0.0.1:18443")
+     and hook_ok(enabled(["Pod","Deployment","JobSet"]); "validate"; ["CREATE","UPDATE"]; "Ignore"; 5; "https://127.0.0.1:18443")'
 check $C "matchByName off: only the opt-out label" \
     'all(hooks("MutatingWebhookConfiguration")[]; .namespaceSelector.matchExpressions
          == [{key: "mkueue.x-k8s.io/webhook-exclude", operator: "DoesNotExist"}])'
-check $C "no pods rules without Pod and Deployment kinds" \
-    'all(rules("ClusterRole"; "rel-mkueue-reconciler")[]; .r | map(startswith("pods")) | any | not)'
-check $C "external framework gets RBAC and config" \
-    'has_rule(rules("ClusterRole"; "rel-mkueue-reconciler"); "example.com"; "myjobs"; ["get","list","watch","update","patch"])
-     and (obj("ConfigMap"; "rel-mkueue-reconciler").data["config.yaml"] | test("MyJob.v1.example.com"))
-     and (obj("ConfigMap"; "rel-mkueue-reconciler").data["config.yaml"] | test("(?m)^mode: with-kueue$"))'
+check $C "a kind switched off leaves the reconciler's RBAC and integrations" \
+    'all(rules("ClusterRole"; "rel-mkueue-reconciler")[]; .r | map(startswith("jobsets")) | any | not)
+     and (obj("ConfigMap"; "rel-mkueue-reconciler").data["config.yaml"] as $c
+          | ($c | test("jobset") | not) and ($c | test("(?m)^mode: with-kueue$"))
+          and ($c | test("(?m)^dispatcher: Incremental$")) and ($c | test("(?m)^  leaderElect: false$")))'
 check $C "leader election off: no lease rules" \
     'all(rules("Role"; "rel-mkueue-reconciler")[]; .g != ["coordination.k8s.io"])'
 check $C "priorityClassName, image, replicas, nodeSelector, tolerations" \

@@ -15,16 +15,18 @@ load helpers
 CHART="$MKUEUE_ROOT/charts/mkueue"
 REL=mk40
 
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
 setup_file() {
     export HELM=${HELM:-$("$MKUEUE_ROOT/e2e/scripts/install-helm.sh")}
     export KNS="mk40-sys-$RANDOM" CNS="mk40-certs-$RANDOM"
     if "$MKUEUE_ROOT/bin/mkueue-webhook" --help 2>&1 | grep -q -- --cert-secret; then
-        export CERT_BIN="$MKUEUE_ROOT/bin/mkueue-webhook" CERT_EXTRA="--metrics-port=0"
+        export CERT_BIN="$MKUEUE_ROOT/bin/mkueue-webhook" CERT_EXTRA="--metrics-port=$(free_port)"
     else
         export CERT_BIN="$MKUEUE_ROOT/build/wh-cert-driver" CERT_EXTRA=""
         [ -x "$CERT_BIN" ] || make -C "$MKUEUE_ROOT" build/wh-cert-driver >/dev/null
     fi
-    export WH_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    export WH_PORT=$(free_port)
 }
 
 teardown_file() {
@@ -89,12 +91,13 @@ secret_key() { km -n "$1" get secret "$2" -o json | jq -r --arg k "$3" '.data[$k
     km -n "$KNS" patch secret "$REL-mkueue-webhook-tls" --type merge \
         -p "{\"data\":{\"ca.crt\":\"$ca\",\"tls.crt\":\"$ca\"}}"
     before=$(km -n "$KNS" get deploy "$REL-mkueue-reconciler" -o jsonpath='{.spec.template.metadata.annotations.checksum/config}')
-    run helm_m upgrade "$REL" "$CHART" -n "$KNS" --reuse-values --set kinds.Pod=false \
+    run helm_m upgrade "$REL" "$CHART" -n "$KNS" --reuse-values --set kinds.Pod=false --set kinds.JobSet=false \
         --set webhook.timeoutSeconds=5 --set reconciler.dispatcher=Incremental --set webhook.replicas=3
     echo "$output"
     [ "$status" -eq 0 ]
-    [ "$(mwc_json "$REL-mkueue-mutating" | jq '.webhooks | length')" = 15 ]
-    mwc_json "$REL-mkueue-mutating" | jq -e 'all(.webhooks[]; .timeoutSeconds == 5 and (.rules[0].resources != ["pods"]))'
+    [ "$(mwc_json "$REL-mkueue-mutating" | jq '.webhooks | length')" = 14 ]
+    mwc_json "$REL-mkueue-mutating" | jq -e 'all(.webhooks[]; .timeoutSeconds == 5
+        and .rules[0].resources != ["pods"] and .rules[0].resources != ["jobsets"])'
     km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q '^dispatcher: Incremental$'
     after=$(km -n "$KNS" get deploy "$REL-mkueue-reconciler" -o jsonpath='{.spec.template.metadata.annotations.checksum/config}')
     [ -n "$before" ] && [ "$before" != "$after" ]
@@ -102,8 +105,9 @@ secret_key() { km -n "$1" get secret "$2" -o json | jq -r --arg k "$3" '.data[$k
     [ "$(secret_key "$KNS" "$REL-mkueue-webhook-tls" ca.crt)" = "$ca" ]
     # the stored CA is rendered into every entry (lookup), including re-created ones
     mwc_json "$REL-mkueue-mutating" | jq -e --arg ca "$ca" 'all(.webhooks[]; .clientConfig.caBundle == $ca)'
-    # Pod left the reconciler's kinds (pods stay in its RBAC: Deployments are dispatched pod by pod)
-    ! km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q '"Pod.v1"'
+    # JobSet left the reconciler's integrations and RBAC
+    ! km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q jobset
+    ! km get clusterrole "$REL-mkueue-reconciler" -o json | jq -e '.rules[] | select(.resources | index("jobsets"))'
 }
 
 @test "helm uninstall leaves nothing but the CRDs" {

@@ -6,7 +6,6 @@
  * socket (MHD_quiesce_daemon), so no connection attempt is refused.
  * Each admission request is logged as a JSON line with its path. */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <pthread.h>
@@ -132,91 +131,36 @@ int main(int argc, char **argv)
     const char *kubeconfig = NULL, *sans = NULL;
     int port = 0;
     struct wh_certmgr_opts o = {0};
-    enum {
-        O_NS = 256,
-        O_PORT,
-        O_DIR,
-        O_SECRET,
-        O_SVC,
-        O_SANS,
-        O_MWC,
-        O_VWC,
-        O_CADAYS,
-        O_DAYS,
-        O_CARB,
-        O_RB,
-        O_INT,
-        O_GRACE,
-        O_KC
-    };
-    static const struct option longs[] = {
-        {"kubeconfig", required_argument, NULL, O_KC},
-        {"namespace", required_argument, NULL, O_NS},
-        {"port", required_argument, NULL, O_PORT},
-        {"cert-dir", required_argument, NULL, O_DIR},
-        {"cert-secret", required_argument, NULL, O_SECRET},
-        {"cert-service", required_argument, NULL, O_SVC},
-        {"cert-sans", required_argument, NULL, O_SANS},
-        {"mutating-config", required_argument, NULL, O_MWC},
-        {"validating-config", required_argument, NULL, O_VWC},
-        {"ca-days", required_argument, NULL, O_CADAYS},
-        {"cert-days", required_argument, NULL, O_DAYS},
-        {"ca-renew-before", required_argument, NULL, O_CARB},
-        {"cert-renew-before", required_argument, NULL, O_RB},
-        {"cert-check-interval", required_argument, NULL, O_INT},
-        {"ca-grace", required_argument, NULL, O_GRACE},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
-        switch (c) {
-        case O_KC:
-            kubeconfig = optarg;
-            break;
-        case O_NS:
-            o.namespace = optarg;
-            break;
-        case O_PORT:
-            port = atoi(optarg);
-            break;
-        case O_DIR:
-            o.cert_dir = optarg;
-            break;
-        case O_SECRET:
-            o.secret_name = optarg;
-            break;
-        case O_SVC:
-            o.service = optarg;
-            break;
-        case O_SANS:
-            sans = optarg;
-            break;
-        case O_MWC:
-            o.mutating_config = optarg;
-            break;
-        case O_VWC:
-            o.validating_config = optarg;
-            break;
-        case O_CADAYS:
-            o.ca_days = atoi(optarg);
-            break;
-        case O_DAYS:
-            o.cert_days = atoi(optarg);
-            break;
-        case O_CARB:
-            o.ca_renew_before_s = atol(optarg);
-            break;
-        case O_RB:
-            o.cert_renew_before_s = atol(optarg);
-            break;
-        case O_INT:
-            o.interval_s = atol(optarg);
-            break;
-        case O_GRACE:
-            o.ca_grace_s = atol(optarg);
-            break;
-        default:
-            fprintf(stderr, "wh-cert-driver: bad arguments\n");
+    char err[512] = "";
+    for (int i = 1; i < argc; i++) {
+        /* "--name=value" or "--name value" */
+        char name[64];
+        const char *eq = strchr(argv[i], '='), *val;
+        size_t n = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
+        if (n >= sizeof(name) || strncmp(argv[i], "--", 2) != 0) {
+            fprintf(stderr, "wh-cert-driver: bad argument %s\n", argv[i]);
+            return 2;
+        }
+        memcpy(name, argv[i], n);
+        name[n] = '\0';
+        val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : "");
+        int r = wh_certmgr_flag(&o, &sans, name, val, err, sizeof(err));
+        if (r < 0) {
+            fprintf(stderr, "wh-cert-driver: %s\n", err);
+            return 2;
+        }
+        if (r == 1)
+            continue;
+        if (strcmp(name, "--kubeconfig") == 0)
+            kubeconfig = val;
+        else if (strcmp(name, "--namespace") == 0)
+            o.namespace = val;
+        else if (strcmp(name, "--cert-dir") == 0)
+            o.cert_dir = val;
+        else if (strcmp(name, "--port") == 0)
+            port = atoi(val);
+        else {
+            fprintf(stderr, "wh-cert-driver: unknown flag %s\n", name);
             return 2;
         }
     }
@@ -225,7 +169,6 @@ int main(int argc, char **argv)
                         "--cert-secret are required\n");
         return 2;
     }
-    char err[512] = "";
     char **dns = NULL, **ips = NULL;
     struct kcfg *cfg = NULL;
     struct kc_client *kc = NULL;

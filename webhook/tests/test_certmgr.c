@@ -653,6 +653,46 @@ static void test_split_sans(void **state)
     wh_certmgr_free_sans(NULL, NULL);
 }
 
+static void test_flags(void **state)
+{
+    (void)state;
+    struct wh_certmgr_opts o = {0};
+    const char *sans = NULL;
+    char err[256] = "";
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-secret", "tls", err, sizeof(err)), 1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-service", "svc", err, sizeof(err)), 1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--mutating-config", "m", err, sizeof(err)), 1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--validating-config", "v", err, sizeof(err)), 1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-sans", "a,1.2.3.4", err, sizeof(err)), 1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--ca-days", "30", err, sizeof(err)), 1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-days", "7", err, sizeof(err)), 1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--ca-renew-before", "86400", err, sizeof(err)), 1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-renew-before", "0", err, sizeof(err)), 1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-check-interval", "5", err, sizeof(err)), 1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--ca-grace", "-1", err, sizeof(err)), 1);
+    assert_string_equal(o.secret_name, "tls");
+    assert_string_equal(o.service, "svc");
+    assert_string_equal(o.mutating_config, "m");
+    assert_string_equal(o.validating_config, "v");
+    assert_string_equal(sans, "a,1.2.3.4");
+    assert_int_equal(o.ca_days, 30);
+    assert_int_equal(o.cert_days, 7);
+    assert_int_equal(o.ca_renew_before_s, 86400);
+    assert_int_equal(o.cert_renew_before_s, 0);
+    assert_int_equal(o.interval_s, 5);
+    assert_int_equal(o.ca_grace_s, -1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--port", "9443", err, sizeof(err)), 0);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--ca-days", "0", err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "--ca-days"));
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-days", "12x", err, sizeof(err)), -1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-check-interval", "", err, sizeof(err)), -1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-secret", "", err, sizeof(err)), -1);
+    assert_int_equal(
+        wh_certmgr_flag(&o, &sans, "--ca-renew-before", "99999999999999999999", err, sizeof(err)),
+        -1);
+    assert_int_equal(o.ca_days, 30); /* unchanged by refused values */
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -672,6 +712,7 @@ int main(void)
         T(test_bad_options),
         T(test_thread_rotates_and_stops),
         cmocka_unit_test(test_split_sans),
+        cmocka_unit_test(test_flags),
     };
     return cmocka_run_group_tests_name("certmgr", tests, NULL, NULL);
 }

@@ -63,13 +63,15 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{/* Job kinds ----------------------------------------------------------------
      The kinds mkueue handles (common/kinds/registry.c), in registry order.
      mutateUpdate: the mutating webhook also sees UPDATE (multikueue-reference
-     section 5.1). podBased: the reconciler works on the kind's Pods. */}}
+     section 5.1). dispatch: false for the pod-based kinds, which the webhook
+     gates but the reconciler does not dispatch yet (it refuses them as
+     integrations): no reconciler RBAC or integration for them. */}}
 {{- define "mkueue.kindTable" -}}
 kinds:
 - {kind: Job, group: batch, version: v1, resource: jobs}
-- {kind: Pod, group: "", version: v1, resource: pods}
-- {kind: Deployment, group: apps, version: v1, resource: deployments, mutateUpdate: true, podBased: true}
-- {kind: StatefulSet, group: apps, version: v1, resource: statefulsets, mutateUpdate: true}
+- {kind: Pod, group: "", version: v1, resource: pods, dispatch: false}
+- {kind: Deployment, group: apps, version: v1, resource: deployments, mutateUpdate: true, dispatch: false}
+- {kind: StatefulSet, group: apps, version: v1, resource: statefulsets, mutateUpdate: true, dispatch: false}
 - {kind: JobSet, group: jobset.x-k8s.io, version: v1alpha2, resource: jobsets}
 - {kind: PyTorchJob, group: kubeflow.org, version: v1, resource: pytorchjobs}
 - {kind: TFJob, group: kubeflow.org, version: v1, resource: tfjobs}
@@ -82,7 +84,7 @@ kinds:
 - {kind: RayCluster, group: ray.io, version: v1, resource: rayclusters}
 - {kind: RayService, group: ray.io, version: v1, resource: rayservices}
 - {kind: AppWrapper, group: workload.codeflare.dev, version: v1beta2, resource: appwrappers}
-- {kind: LeaderWorkerSet, group: leaderworkerset.x-k8s.io, version: v1, resource: leaderworkersets, mutateUpdate: true}
+- {kind: LeaderWorkerSet, group: leaderworkerset.x-k8s.io, version: v1, resource: leaderworkersets, mutateUpdate: true, dispatch: false}
 {{- end -}}
 
 {{/* The enabled kinds as YAML `kinds: [...]`; fails on a name the table lacks. */}}
@@ -206,8 +208,8 @@ seccompProfile:
 {{- if not (has .Values.reconciler.mode (list "standalone" "with-kueue")) -}}
 {{- fail "reconciler.mode must be standalone or with-kueue" -}}
 {{- end -}}
-{{- if not (has .Values.reconciler.dispatcher (list "AllAtOnce" "Incremental" "External")) -}}
-{{- fail "reconciler.dispatcher must be AllAtOnce, Incremental or External" -}}
+{{- if not .Values.reconciler.dispatcher -}}
+{{- fail "reconciler.dispatcher must be AllAtOnce, Incremental, or an external dispatcher's name" -}}
 {{- end -}}
 {{- if and .Values.webhook.url (not (hasPrefix "https://" .Values.webhook.url)) -}}
 {{- fail "webhook.url must start with https://" -}}
