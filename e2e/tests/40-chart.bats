@@ -1,0 +1,233 @@
+#!/usr/bin/env bats
+# The Helm chart on the manager's real apiserver: `helm install` creates
+# objects the apiserver accepts, `helm upgrade` changes what it should, `helm
+# uninstall` leaves only the CRDs; and the self-managed certificate path end
+# to end: Secret created, caBundle patched into both configurations, the
+# apiserver calls the webhook with it, a CA rotation swaps it without one
+# failed request. No kubelet: the Deployments never get pods (expected).
+#
+# The certificate side runs bin/mkueue-webhook when it has the certmgr flags
+# (--cert-secret ...), else build/wh-cert-driver (webhook/certmgr behind a
+# minimal admission server).
+
+load helpers
+
+CHART="$MKUEUE_ROOT/charts/mkueue"
+REL=mk40
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+setup_file() {
+    export HELM=${HELM:-$("$MKUEUE_ROOT/e2e/scripts/install-helm.sh")}
+    export KNS="mk40-sys-$RANDOM" CNS="mk40-certs-$RANDOM"
+    if "$MKUEUE_ROOT/bin/mkueue-webhook" --help 2>&1 | grep -q -- --cert-secret; then
+        export CERT_BIN="$MKUEUE_ROOT/bin/mkueue-webhook" CERT_EXTRA="--metrics-port=$(free_port)"
+    else
+        export CERT_BIN="$MKUEUE_ROOT/build/wh-cert-driver" CERT_EXTRA=""
+        [ -x "$CERT_BIN" ] || make -C "$MKUEUE_ROOT" build/wh-cert-driver >/dev/null
+    fi
+    export WH_PORT=$(free_port)
+}
+
+teardown_file() {
+    stop_all_components
+    "$HELM" --kube-context manager uninstall "$REL" -n "$KNS" >/dev/null 2>&1 || true
+    "$HELM" --kube-context manager uninstall "${REL}c" -n "$CNS" >/dev/null 2>&1 || true
+    km delete ns "$KNS" "$CNS" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+}
+
+teardown() { teardown_common; }
+
+helm_m() { "$HELM" --kube-context manager "$@"; }
+
+# Kubernetes 1.20 does not label namespaces with their name (1.21+ does).
+name_label() { km label ns "$1" "kubernetes.io/metadata.name=$1" --overwrite >/dev/null; }
+
+mwc_json() { km get mutatingwebhookconfiguration "$1" -o json; }
+secret_key() { km -n "$1" get secret "$2" -o json | jq -r --arg k "$3" '.data[$k] // empty'; }
+
+@test "helm install with default values: every object is accepted" {
+    km create ns "$KNS"
+    name_label "$KNS"
+    run helm_m install "$REL" "$CHART" -n "$KNS" --wait=false
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"STATUS: deployed"* ]]
+    [[ "$output" == *"Next steps"* ]]
+    sel="app.kubernetes.io/instance=$REL"
+    [ "$(km -n "$KNS" get deploy -l "$sel" -o name | wc -l)" -eq 2 ]
+    [ "$(km -n "$KNS" get svc,sa,cm,pdb,role,rolebinding -l "$sel" -o name | wc -l)" -eq 11 ]
+    [ "$(km get clusterrole,clusterrolebinding -l "$sel" -o name | wc -l)" -eq 4 ]
+    km -n "$KNS" get secret "$REL-mkueue-webhook-tls"
+    [ "$(km -n "$KNS" get deploy "$REL-mkueue-webhook" -o jsonpath='{.spec.replicas}')" = 2 ]
+    [ "$(mwc_json "$REL-mkueue-mutating" | jq '.webhooks | length')" = 16 ]
+    [ "$(km get validatingwebhookconfiguration "$REL-mkueue-validating" -o json | jq '.webhooks | length')" = 16 ]
+    # the apiserver keeps what the chart asked for
+    mwc_json "$REL-mkueue-mutating" | jq -e --arg ns "$KNS" '.webhooks[0] | .failurePolicy == "Fail"
+        and .sideEffects == "None" and .timeoutSeconds == 10 and .admissionReviewVersions == ["v1"]
+        and .clientConfig.service.path == "/mutate-batch-v1-job"
+        and (.namespaceSelector.matchExpressions[0].values | index($ns))'
+    km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q '^mode: standalone$'
+}
+
+@test "the installed webhooks are live and skip excluded namespaces" {
+    ns=$(fresh_ns mk40-jobs)
+    km create ns "$ns"
+    # failurePolicy Fail and no webhook pod (no kubelet): creation is refused ...
+    run km -n "$ns" create job j --image=busybox -- true
+    echo "$output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"failed calling webhook"* ]]
+    # ... except in the release namespace (by name) and opted-out namespaces
+    km -n "$KNS" create job j --image=busybox -- true
+    km label ns "$ns" mkueue.x-k8s.io/webhook-exclude=true
+    eventually 10 km -n "$ns" create job j2 --image=busybox -- true
+    km delete ns "$ns" --wait=false
+}
+
+@test "helm upgrade changes kinds, policy and the reconciler config, keeps the certificate" {
+    # the webhook's data in the Secret (as self-managed mode stores it) must survive
+    ca=$(printf 'fake CA\n' | base64 -w0)
+    km -n "$KNS" patch secret "$REL-mkueue-webhook-tls" --type merge \
+        -p "{\"data\":{\"ca.crt\":\"$ca\",\"tls.crt\":\"$ca\"}}"
+    before=$(km -n "$KNS" get deploy "$REL-mkueue-reconciler" -o jsonpath='{.spec.template.metadata.annotations.checksum/config}')
+    run helm_m upgrade "$REL" "$CHART" -n "$KNS" --reuse-values --set kinds.Pod=false --set kinds.JobSet=false \
+        --set webhook.timeoutSeconds=5 --set reconciler.dispatcher=Incremental --set webhook.replicas=3
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(mwc_json "$REL-mkueue-mutating" | jq '.webhooks | length')" = 14 ]
+    mwc_json "$REL-mkueue-mutating" | jq -e 'all(.webhooks[]; .timeoutSeconds == 5
+        and .rules[0].resources != ["pods"] and .rules[0].resources != ["jobsets"])'
+    km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q '^dispatcher: Incremental$'
+    after=$(km -n "$KNS" get deploy "$REL-mkueue-reconciler" -o jsonpath='{.spec.template.metadata.annotations.checksum/config}')
+    [ -n "$before" ] && [ "$before" != "$after" ]
+    [ "$(km -n "$KNS" get deploy "$REL-mkueue-webhook" -o jsonpath='{.spec.replicas}')" = 3 ]
+    [ "$(secret_key "$KNS" "$REL-mkueue-webhook-tls" ca.crt)" = "$ca" ]
+    # the stored CA is rendered into every entry (lookup), including re-created ones
+    mwc_json "$REL-mkueue-mutating" | jq -e --arg ca "$ca" 'all(.webhooks[]; .clientConfig.caBundle == $ca)'
+    # JobSet left the reconciler's integrations and RBAC
+    ! km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q jobset
+    ! km get clusterrole "$REL-mkueue-reconciler" -o json | jq -e '.rules[] | select(.resources | index("jobsets"))'
+}
+
+@test "helm uninstall leaves nothing but the CRDs" {
+    run helm_m uninstall "$REL" -n "$KNS"
+    [ "$status" -eq 0 ]
+    sel="app.kubernetes.io/instance=$REL"
+    eventually 30 bash -c "[ -z \"\$(kubectl --context manager -n $KNS get deploy,svc,sa,cm,secret,pdb,role,rolebinding -l $sel -o name)\" ]"
+    [ -z "$(km get clusterrole,clusterrolebinding,mutatingwebhookconfiguration,validatingwebhookconfiguration -l "$sel" -o name)" ]
+    run km -n "$KNS" get secret "$REL-mkueue-webhook-tls"
+    [ "$status" -ne 0 ]
+    for r in localqueues clusterqueues admissionchecks multikueueconfigs multikueueclusters workloads resourceflavors; do
+        km get crd "$r.kueue.x-k8s.io" -o name
+    done
+}
+
+# SA kubeconfig: the webhook runs with exactly its chart RBAC.
+sa_kubeconfig() {
+    local ns=$1 sa=$2 out=$3 secret token
+    eventually 30 bash -c "kubectl --context manager -n $ns get sa $sa -o jsonpath='{.secrets[0].name}' | grep -q ."
+    secret=$(km -n "$ns" get sa "$sa" -o jsonpath='{.secrets[0].name}')
+    token=$(km -n "$ns" get secret "$secret" -o jsonpath='{.data.token}' | base64 -d)
+    kubectl config view --raw --minify --context manager -o json |
+        jq --arg t "$token" '.users[0].user = {token: $t}' >"$out.json"
+    kubectl config view --kubeconfig "$out.json" --raw -o yaml >"$out" 2>/dev/null || cp "$out.json" "$out"
+}
+
+start_webhook() { # name extra-flags...
+    local name=$1; shift
+    start_component "$name" "$CERT_BIN" --kubeconfig "$MKUEUE_E2E_DIR/mk40-sa.yaml" \
+        --namespace "$CNS" --port "$WH_PORT" --cert-dir "$MKUEUE_E2E_DIR/mk40-certs" \
+        --cert-secret "${REL}c-mkueue-webhook-tls" --cert-service "${REL}c-mkueue-webhook" \
+        --cert-sans localhost,127.0.0.1 --mutating-config "${REL}c-mkueue-mutating" \
+        --validating-config "${REL}c-mkueue-validating" $CERT_EXTRA "$@"
+}
+
+bundle_of() { km get "$1" "$2" -o json | jq -r '[.webhooks[].clientConfig.caBundle] | unique | if length == 1 then .[0] else "MIXED" end'; }
+
+bundles_match() {
+    local ca
+    ca=$(secret_key "$CNS" "${REL}c-mkueue-webhook-tls" ca.crt)
+    [ -n "$ca" ] && [ "$(bundle_of mutatingwebhookconfiguration "${REL}c-mkueue-mutating")" = "$ca" ] &&
+        [ "$(bundle_of validatingwebhookconfiguration "${REL}c-mkueue-validating")" = "$ca" ]
+}
+
+@test "self-managed certificates: Secret created, caBundle patched, the apiserver calls the webhook" {
+    km create ns "$CNS"
+    name_label "$CNS"
+    run helm_m install "${REL}c" "$CHART" -n "$CNS" -f "$CHART/values-examples/local-dev.yaml" \
+        --set webhook.url="https://127.0.0.1:$WH_PORT" --set webhook.timeoutSeconds=5
+    echo "$output"
+    [ "$status" -eq 0 ]
+    mwc_json "${REL}c-mkueue-mutating" | jq -e --arg u "https://127.0.0.1:$WH_PORT/mutate-batch-v1-job" \
+        '.webhooks[0].clientConfig.url == $u and (.webhooks[0].clientConfig.caBundle | not)'
+    sa_kubeconfig "$CNS" "${REL}c-mkueue-webhook" "$MKUEUE_E2E_DIR/mk40-sa.yaml"
+    rm -rf "$MKUEUE_E2E_DIR/mk40-certs" && mkdir -p "$MKUEUE_E2E_DIR/mk40-certs"
+    start_webhook mk40-webhook --ca-days=30 --cert-days=30
+    eventually 30 bundles_match
+    # the files served are what the Secret holds, valid for 127.0.0.1
+    [ "$(base64 -w0 <"$MKUEUE_E2E_DIR/mk40-certs/ca.crt")" = "$(secret_key "$CNS" "${REL}c-mkueue-webhook-tls" ca.crt)" ]
+    openssl verify -CAfile "$MKUEUE_E2E_DIR/mk40-certs/ca.crt" "$MKUEUE_E2E_DIR/mk40-certs/tls.crt"
+    openssl x509 -in "$MKUEUE_E2E_DIR/mk40-certs/tls.crt" -noout -text | grep -q 'IP Address:127.0.0.1'
+    ns=$(fresh_ns mk40-certjobs)
+    km create ns "$ns"
+    eventually 20 km -n "$ns" create job ok --image=busybox -- true
+    # both webhooks answered over TLS (failurePolicy Fail would have refused the Job otherwise)
+    if [ "$CERT_BIN" != "${CERT_BIN%wh-cert-driver}" ]; then
+        grep -q '/mutate-batch-v1-job' "$MKUEUE_E2E_DIR/logs/mk40-webhook.log"
+        grep -q '/validate-batch-v1-job' "$MKUEUE_E2E_DIR/logs/mk40-webhook.log"
+    fi
+    km delete ns "$ns" --wait=false
+}
+
+@test "self-managed certificates: a CA rotation swaps the caBundle without a failed request" {
+    sec="${REL}c-mkueue-webhook-tls"
+    old_ca=$(secret_key "$CNS" "$sec" ca.crt)
+    old_crt=$(secret_key "$CNS" "$sec" tls.crt)
+    [ -n "$old_ca" ] && [ -n "$old_crt" ]
+    stop_component mk40-webhook
+    # the CA has 30 days left, under the 60-day renewal threshold: a new CA
+    # goes first in the bundle, the serving cert moves to it after 3 s
+    start_webhook mk40-webhook --ca-days=3650 --cert-days=30 --ca-renew-before=$((60 * 86400)) \
+        --ca-grace=3 --cert-check-interval=1
+    eventually 30 bash -c "[ \"\$(kubectl --context manager -n $CNS get secret $sec -o jsonpath='{.data.ca\.crt}')\" != '$old_ca' ]"
+    eventually 30 bundles_match
+    ns=$(fresh_ns mk40-rotate)
+    km create ns "$ns"
+    eventually 20 km -n "$ns" create job warm --image=busybox -- true
+    # jobs created continuously while the serving certificate moves to the new CA
+    ok=0 bad=0 i=0
+    deadline=$((SECONDS + 25))
+    while [ $SECONDS -lt $deadline ]; do
+        i=$((i + 1))
+        if km -n "$ns" create job "r$i" --image=busybox -- true >/dev/null 2>"$BATS_TMPDIR/mk40-err"; then
+            ok=$((ok + 1))
+        else
+            bad=$((bad + 1)); cat "$BATS_TMPDIR/mk40-err"
+        fi
+        [ "$(secret_key "$CNS" "$sec" tls.crt)" != "$old_crt" ] && [ $ok -ge 10 ] && \
+            grep -q 'certificate reloaded\|reload' "$MKUEUE_E2E_DIR/logs/mk40-webhook.log" && [ $i -ge 20 ] && break
+    done
+    echo "created $ok, failed $bad"
+    [ "$bad" -eq 0 ]
+    [ "$ok" -ge 10 ]
+    [ "$(secret_key "$CNS" "$sec" tls.crt)" != "$old_crt" ]
+    # the bundle: the new CA first, the old one kept after it
+    secret_key "$CNS" "$sec" ca.crt | base64 -d >"$BATS_TMPDIR/mk40-bundle.pem"
+    [ "$(grep -c 'BEGIN CERTIFICATE' "$BATS_TMPDIR/mk40-bundle.pem")" -eq 2 ]
+    echo "$old_ca" | base64 -d >"$BATS_TMPDIR/mk40-old.pem"
+    [ "$(openssl x509 -in "$BATS_TMPDIR/mk40-bundle.pem" -noout -fingerprint)" != "$(openssl x509 -in "$BATS_TMPDIR/mk40-old.pem" -noout -fingerprint)" ]
+    # the new serving certificate chains to the new CA alone
+    openssl x509 -in "$BATS_TMPDIR/mk40-bundle.pem" >"$BATS_TMPDIR/mk40-new.pem"
+    openssl verify -CAfile "$BATS_TMPDIR/mk40-new.pem" "$MKUEUE_E2E_DIR/mk40-certs/tls.crt"
+    bundles_match
+    km delete ns "$ns" --wait=false
+}
+
+@test "self-managed certificates: uninstall removes the Secret the webhook filled" {
+    stop_component mk40-webhook
+    run helm_m uninstall "${REL}c" -n "$CNS"
+    [ "$status" -eq 0 ]
+    eventually 30 bash -c "! kubectl --context manager -n $CNS get secret ${REL}c-mkueue-webhook-tls >/dev/null 2>&1"
+    [ -z "$(km get mutatingwebhookconfiguration,validatingwebhookconfiguration -l app.kubernetes.io/instance=${REL}c -o name)" ]
+}
