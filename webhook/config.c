@@ -9,37 +9,38 @@
 
 void wh_config_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: mkueue-webhook [flags]\n"
-            "\n"
-            "Admission webhook of mkueue: defaults managedBy (or the pod gate) for jobs of\n"
-            "MultiKueue queues and checks their queue preconditions on the manager and on\n"
-            "the workers, from in-memory caches.\n"
-            "\n"
-            "  --kubeconfig PATH          kubeconfig of the manager (trusted); default in-cluster\n"
-            "  --context NAME             context of --kubeconfig; default current-context\n"
-            "  --namespace NS             mkueue's namespace (kubeconfig Secrets); default "
-            "mkueue-system\n"
-            "  --kubeconfig-dir DIR       folder Path-type MultiKueueCluster kubeconfigs must be\n"
-            "                             under; default /etc/multikueue/kubeconfigs, \"\" "
-            "refuses them\n"
-            "  --cert-dir DIR             serving tls.crt and tls.key; default\n"
-            "                             /tmp/k8s-webhook-server/serving-certs (reloaded when "
-            "they change)\n"
-            "  --tls-cert FILE            serving certificate (overrides --cert-dir)\n"
-            "  --tls-key FILE             serving key (overrides --cert-dir)\n"
-            "  --bind-address ADDR        HTTPS address; default 0.0.0.0\n"
-            "  --port N                   HTTPS port; default 9443\n"
-            "  --metrics-bind-address A   /metrics, /healthz, /readyz address; default 0.0.0.0\n"
-            "  --metrics-port N           plain-HTTP port of those; default 8080\n"
-            "  --threads N                server threads; default 2\n"
-            "  --max-connections N        open connections at most; default 256\n"
-            "  --idle-timeout S           idle connections close after S seconds; default 30\n"
-            "  --request-timeout S        a request body must arrive within S seconds; default "
-            "15\n"
-            "  --max-body BYTES           AdmissionReview size cap (413 above); default 3145728\n"
-            "  --log-level L              error|warn|info|debug|trace; default info\n"
-            "  --help, --version\n");
+    fprintf(
+        f,
+        "usage: mkueue-webhook [flags]\n"
+        "\n"
+        "Admission webhook of mkueue: defaults managedBy (or the pod gate) for jobs of\n"
+        "MultiKueue queues and checks their queue preconditions on the manager and on\n"
+        "the workers, from in-memory caches.\n"
+        "\n"
+        "  --kubeconfig PATH          kubeconfig of the manager (trusted); default in-cluster\n"
+        "  --context NAME             context of --kubeconfig; default current-context\n"
+        "  --namespace NS             mkueue's namespace (kubeconfig Secrets); default "
+        "mkueue-system\n"
+        "  --kubeconfig-dir DIR       folder Path-type MultiKueueCluster kubeconfigs must be\n"
+        "                             under; default /etc/multikueue/kubeconfigs, \"\" "
+        "refuses them\n"
+        "  --cert-dir DIR             serving tls.crt and tls.key; default\n"
+        "                             /tmp/k8s-webhook-server/serving-certs (reloaded when "
+        "they change)\n"
+        "  --tls-cert FILE            serving certificate (overrides --cert-dir)\n"
+        "  --tls-key FILE             serving key (overrides --cert-dir)\n"
+        "  --bind-address ADDR        HTTPS address; default 0.0.0.0\n"
+        "  --port N                   HTTPS port; default 9443\n"
+        "  --metrics-bind-address A   /metrics, /healthz, /readyz address; default 0.0.0.0\n"
+        "  --metrics-port N           plain-HTTP port of those; default 8080\n"
+        "  --threads N                server threads; default 2\n"
+        "  --max-connections N        open connections at most; default 256\n"
+        "  --idle-timeout S           idle connections close after S seconds; default 30\n"
+        "  --request-timeout S        a request body must arrive within S seconds; default "
+        "15\n"
+        "  --max-body BYTES           AdmissionReview size cap (413 above); default 3145728\n"
+        "  --log-level L              error|warn|info|debug|trace; default info\n" WH_CERTMGR_USAGE
+        "  --help, --version\n");
 }
 
 static int parse_uint(const char *v, unsigned long long max, unsigned long long *out)
@@ -96,6 +97,14 @@ int wh_config_parse(int argc, char **argv, struct wh_config *c, FILE *out, char 
         }
         memcpy(name, a, n);
         name[n] = '\0';
+        const char *cv = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+        int cr = cv ? wh_certmgr_flag(&c->certmgr, &c->cert_sans, name, cv, err, errlen) : 0;
+        if (cr < 0)
+            return -1;
+        if (cr == 1) {
+            i += eq ? 0 : 1;
+            continue;
+        }
         static const char *const known[] = {
             "--kubeconfig",
             "--context",
@@ -210,6 +219,12 @@ int wh_config_parse(int argc, char **argv, struct wh_config *c, FILE *out, char 
             c->max_body = (size_t)u;
             break;
         }
+    }
+    c->certmgr.namespace = c->ns;
+    c->certmgr.cert_dir = c->cert_dir;
+    if (c->certmgr.secret_name && (c->tls_cert || c->tls_key)) {
+        snprintf(err, errlen, "--cert-secret writes --cert-dir: drop --tls-cert and --tls-key");
+        return -1;
     }
     if (c->kubeconfig_dir && !*c->kubeconfig_dir)
         c->kubeconfig_dir = NULL;

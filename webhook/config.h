@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "certmgr.h"
 #include "log.h"
 
 struct wh_config {
@@ -26,6 +27,10 @@ struct wh_config {
     unsigned request_timeout_s;
     size_t max_body;
     enum log_level log_level;
+    /* self-managed certificates (--cert-secret ...); namespace and cert_dir
+     * are filled from --namespace and --cert-dir */
+    struct wh_certmgr_opts certmgr;
+    const char *cert_sans;
     /* resolved serving certificate and key paths */
     char cert_path[4096];
     char key_path[4096];

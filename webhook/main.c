@@ -9,6 +9,9 @@
 #include "config.h"
 #include "log.h"
 #include "server.h"
+#include "certmgr.h"
+#include "kube_client.h"
+#include "kube_config.h"
 #include "state.h"
 
 static int state_ready(void *ud)
@@ -49,12 +52,33 @@ int main(int argc, char **argv)
     memset(&app, 0, sizeof(app));
     pthread_mutex_init(&app.lock, NULL);
     struct wh_certs *certs = NULL;
+    struct kcfg *cm_cfg = NULL;
+    struct kc_client *cm_client = NULL;
+    struct wh_certmgr *cm = NULL;
+    char **sans_dns = NULL, **sans_ips = NULL;
     struct wh_state *state = NULL;
     struct wh_server *adm = NULL, *ops = NULL;
     struct mt_registry *reg = mt_registry_new();
     if (!reg || wh_metrics_register(reg, &m) < 0) {
         LOG_E("main", "cannot set up metrics");
         goto out;
+    }
+    if (cfg.certmgr.secret_name) {
+        /* self-managed: the files exist (Secret read or created) before loading them */
+        if (wh_certmgr_split_sans(cfg.cert_sans, &sans_dns, &sans_ips) != 0)
+            goto out;
+        cfg.certmgr.dns = (const char *const *)sans_dns;
+        cfg.certmgr.ips = (const char *const *)sans_ips;
+        int r = cfg.kubeconfig ? kcfg_load_file(cfg.kubeconfig, cfg.context, KCFG_TRUSTED, &cm_cfg,
+                                                err, sizeof(err))
+                               : kcfg_in_cluster(NULL, &cm_cfg, err, sizeof(err));
+        if (r != 0 || !(cm_client = kc_new(cm_cfg, NULL, err, sizeof(err)))) {
+            LOG_E("main", "cannot connect to the manager", "error", err);
+            goto out;
+        }
+        if (wh_certmgr_ensure(cm_client, &cfg.certmgr, err, sizeof(err)) != 0)
+            LOG_W("main", "certificates not fully set up; retrying in the background", "error",
+                  err);
     }
     certs = wh_certs_new(cfg.cert_path, cfg.key_path, 1000, err, sizeof(err));
     if (!certs) {
@@ -117,6 +141,12 @@ int main(int argc, char **argv)
         LOG_E("main", "cannot start the metrics server", "error", err);
         goto out;
     }
+    /* rotation: wh_certs picks the new files up at the next handshake */
+    if (cm_client &&
+        !(cm = wh_certmgr_start(cm_client, &cfg.certmgr, NULL, NULL, err, sizeof(err)))) {
+        LOG_E("main", "cannot start the certificate manager", "error", err);
+        goto out;
+    }
     char port[16], mport[16];
     snprintf(port, sizeof(port), "%d", wh_server_port(adm));
     snprintf(mport, sizeof(mport), "%d", wh_server_port(ops));
@@ -131,8 +161,12 @@ int main(int argc, char **argv)
 out:
     wh_server_stop(adm); /* no new admission first; then the rest */
     wh_server_stop(ops);
+    wh_certmgr_stop(cm);
     wh_state_stop(state);
     wh_certs_free(certs);
+    kc_free(cm_client);
+    kcfg_free(cm_cfg);
+    wh_certmgr_free_sans(sans_dns, sans_ips);
     mt_registry_free(reg);
     pthread_mutex_destroy(&app.lock);
     LOG_I("main", "stopped");
