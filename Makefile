@@ -17,7 +17,7 @@ TEST_LIBS  = -lcmocka
 # "pkg:cmd" is skipped when cmd is already on PATH (e.g. Node's own npm).
 DEB_PKGS  := build-essential pkg-config libmicrohttpd-dev libssl-dev libjansson-dev \
              libcurl4-openssl-dev libyaml-dev libcmocka-dev clang clang-format cppcheck \
-             openssl curl jq bats etcd-server npm:npm kubernetes-client:kubectl
+             openssl curl jq bats python3 etcd-server npm:npm kubernetes-client:kubectl
 
 COMMON_SRC  := $(sort $(wildcard common/*.c common/kinds/*.c))
 UNIT_SRC    := $(sort $(wildcard common/tests/test_*.c webhook/tests/test_*.c reconciler/tests/test_*.c))
@@ -147,7 +147,7 @@ e2e: deps build $(BUILD)/kueue-standin
 demo: deps build $(BUILD)/kueue-standin
 	e2e/demo.sh
 
-test: deps lint build unit unit-asan e2e
+test: deps lint build unit unit-asan chart-test image-check e2e
 
 clean:
 	rm -rf $(BUILD) bin
@@ -187,9 +187,5 @@ chart-test: deps $(BUILD)/chart-kinds
 	  $(PROVE) -e '' charts/tests/chart-test.sh
 
 image-check: deps build
-	scripts/image-check.sh
+	charts/tests/image-check.sh
 
-# Test driver for the self-managed certificate path (e2e/tests/40-chart.bats)
-# while mkueue-webhook does not wire webhook/certmgr in yet.
-$(BUILD)/wh-cert-driver: e2e/tools/wh_cert_driver.c $(BUILD)/obj/webhook/certmgr.o $(BUILD)/libmkueue.a
-	$(CC) $(ALL_CFLAGS) -Iwebhook -o $@ $^ $(LIBS)

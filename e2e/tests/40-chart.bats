@@ -5,10 +5,6 @@
 # to end: Secret created, caBundle patched into both configurations, the
 # apiserver calls the webhook with it, a CA rotation swaps it without one
 # failed request. No kubelet: the Deployments never get pods (expected).
-#
-# The certificate side runs bin/mkueue-webhook when it has the certmgr flags
-# (--cert-secret ...), else build/wh-cert-driver (webhook/certmgr behind a
-# minimal admission server).
 
 load helpers
 
@@ -20,12 +16,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 setup_file() {
     export HELM=${HELM:-$("$MKUEUE_ROOT/e2e/scripts/install-helm.sh")}
     export KNS="mk40-sys-$RANDOM" CNS="mk40-certs-$RANDOM"
-    if "$MKUEUE_ROOT/bin/mkueue-webhook" --help 2>&1 | grep -q -- --cert-secret; then
-        export CERT_BIN="$MKUEUE_ROOT/bin/mkueue-webhook" CERT_EXTRA="--metrics-port=$(free_port)"
-    else
-        export CERT_BIN="$MKUEUE_ROOT/build/wh-cert-driver" CERT_EXTRA=""
-        [ -x "$CERT_BIN" ] || make -C "$MKUEUE_ROOT" build/wh-cert-driver >/dev/null
-    fi
+    export WEBHOOK_BIN="$MKUEUE_ROOT/bin/mkueue-webhook" WEBHOOK_EXTRA="--metrics-port=$(free_port)"
     export WH_PORT=$(free_port)
 }
 
@@ -136,11 +127,11 @@ sa_kubeconfig() {
 
 start_webhook() { # name extra-flags...
     local name=$1; shift
-    start_component "$name" "$CERT_BIN" --kubeconfig "$MKUEUE_E2E_DIR/mk40-sa.yaml" \
+    start_component "$name" "$WEBHOOK_BIN" --kubeconfig "$MKUEUE_E2E_DIR/mk40-sa.yaml" \
         --namespace "$CNS" --port "$WH_PORT" --cert-dir "$MKUEUE_E2E_DIR/mk40-certs" \
         --cert-secret "${REL}c-mkueue-webhook-tls" --cert-service "${REL}c-mkueue-webhook" \
         --cert-sans localhost,127.0.0.1 --mutating-config "${REL}c-mkueue-mutating" \
-        --validating-config "${REL}c-mkueue-validating" $CERT_EXTRA "$@"
+        --validating-config "${REL}c-mkueue-validating" $WEBHOOK_EXTRA "$@"
 }
 
 bundle_of() { km get "$1" "$2" -o json | jq -r '[.webhooks[].clientConfig.caBundle] | unique | if length == 1 then .[0] else "MIXED" end'; }
@@ -173,10 +164,6 @@ bundles_match() {
     km create ns "$ns"
     eventually 20 km -n "$ns" create job ok --image=busybox -- true
     # both webhooks answered over TLS (failurePolicy Fail would have refused the Job otherwise)
-    if [ "$CERT_BIN" != "${CERT_BIN%wh-cert-driver}" ]; then
-        grep -q '/mutate-batch-v1-job' "$MKUEUE_E2E_DIR/logs/mk40-webhook.log"
-        grep -q '/validate-batch-v1-job' "$MKUEUE_E2E_DIR/logs/mk40-webhook.log"
-    fi
     km delete ns "$ns" --wait=false
 }
 

@@ -5,8 +5,12 @@
 load helpers
 
 setup() {
+    # the main bed's ports plus 100, so parallel beds on other ports don't collide
     export MKUEUE_E2E_DIR=$BATS_TEST_TMPDIR/bed
-    export MKUEUE_ETCD_PORT=23890 MKUEUE_MANAGER_PORT=16543 MKUEUE_WORKER1_PORT=16544 MKUEUE_WORKER2_PORT=16545
+    export MKUEUE_ETCD_PORT=$((${MKUEUE_ETCD_PORT:-23790} + 100))
+    export MKUEUE_MANAGER_PORT=$((${MKUEUE_MANAGER_PORT:-16443} + 100))
+    export MKUEUE_WORKER1_PORT=$((${MKUEUE_WORKER1_PORT:-16444} + 100))
+    export MKUEUE_WORKER2_PORT=$((${MKUEUE_WORKER2_PORT:-16445} + 100))
 }
 
 teardown() {
@@ -23,6 +27,8 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
     [ "$output" = ok ]
     "$MKUEUE_ROOT/e2e/testbed.sh" down
     for p in $pids; do ! kill -0 "$p" 2>/dev/null; done
-    for port in 23890 23891 16543 16544 16545; do ! port_open "$port"; done
+    for port in $MKUEUE_ETCD_PORT $((MKUEUE_ETCD_PORT + 1)) $MKUEUE_MANAGER_PORT $MKUEUE_WORKER1_PORT $MKUEUE_WORKER2_PORT; do
+        ! port_open "$port"
+    done
     [ ! -e "$MKUEUE_E2E_DIR/pids" ]
 }

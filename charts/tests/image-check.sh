@@ -8,7 +8,7 @@
 #   2. the build stage installs the -dev packages of the Makefile's libraries;
 #   3. every package named in the runtime stage exists and is installed here
 #      (so its dependencies are known), and none is a -dev package.
-# Usage: scripts/image-check.sh [Dockerfile] [binaries...]   (default bin/*)
+# Usage: charts/tests/image-check.sh [Dockerfile] [binaries...]   (default bin/*)
 set -euo pipefail
 DOCKERFILE=${1:-Dockerfile}
 shift || true
