@@ -1,44 +1,163 @@
 #!/usr/bin/env bash
 # `make demo`: three local clusters, mkueue installed with helm on the
 # manager, queues on every cluster, and a Job run across clusters, narrated.
-# The clusters keep running afterwards for you to explore; `make e2e-down`
-# stops them.
+# Exits 0 only when every step happened. The clusters and both binaries keep
+# running afterwards for you to explore; `make e2e-down` stops everything.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
-NS=${MKUEUE_NAMESPACE:-mkueue-system}
+NS=mkueue-system
+WH_PORT=${MKUEUE_DEMO_WEBHOOK_PORT:-18443}
+WH_METRICS=${MKUEUE_DEMO_WEBHOOK_METRICS_PORT:-18444}
+RC_METRICS=${MKUEUE_DEMO_RECONCILER_METRICS_PORT:-18445}
 
-bold=$(tput bold 2>/dev/null || true) dim=$(tput dim 2>/dev/null || true) off=$(tput sgr0 2>/dev/null || true)
+if [ -t 1 ]; then bold=$'\e[1m' dim=$'\e[2m' green=$'\e[32m' off=$'\e[0m'; else bold="" dim="" green="" off=""; fi
 step() { printf '\n%s==> %s%s\n' "$bold" "$*" "$off"; }
 say() { printf '    %s\n' "$*"; }
-run() { printf '    %s$ %s%s\n' "$dim" "$*" "$off"; "$@" 2>&1 | sed 's/^/      /'; return "${PIPESTATUS[0]}"; }
-fail() { printf '\n%sdemo failed:%s %s\n' "$bold" "$off" "$*" >&2; exit 1; }
+good() { printf '    %s✔ %s%s\n' "$green" "$*" "$off"; }
+show() { printf '    %s$ %s%s\n' "$dim" "$*" "$off"; "$@" 2>&1 | sed 's/^/      /'; return "${PIPESTATUS[0]}"; }
+fail() {
+    printf '\n%sdemo failed:%s %s\n' "$bold" "$off" "$*" >&2
+    printf 'logs: %s/logs/ (mkueue-webhook.log, mkueue-reconciler.log)\n' "$MKUEUE_E2E_DIR" >&2
+    exit 1
+}
+# wait_for SECONDS WHAT CMD...: retries CMD until it succeeds
+wait_for() {
+    local deadline=$((SECONDS + $1)) what=$2; shift 2
+    until "$@" >/dev/null 2>&1; do
+        [ $SECONDS -lt $deadline ] || fail "timed out waiting for $what"
+        sleep 0.3
+    done
+}
+km() { kubectl --context manager "$@"; }
+on() { kubectl --context "$1" "${@:2}"; }
+get() { on "$1" get "${@:2}" 2>/dev/null; }
 
-step "Bringing up three Kubernetes control planes on 127.0.0.1 (manager, worker-1, worker-2)"
+# start NAME CMD...: one of our binaries in the background, stopped by `make e2e-down`
+start() {
+    local name=$1; shift
+    mkdir -p "$MKUEUE_E2E_DIR/run" "$MKUEUE_E2E_DIR/logs"
+    [ -f "$MKUEUE_E2E_DIR/run/$name.pid" ] && kill -TERM -- "-$(cat "$MKUEUE_E2E_DIR/run/$name.pid")" 2>/dev/null && sleep 1
+    setsid "$@" >"$MKUEUE_E2E_DIR/logs/$name.log" 2>&1 </dev/null &
+    echo $! >"$MKUEUE_E2E_DIR/run/$name.pid"
+}
+
+step "1. Three Kubernetes control planes on 127.0.0.1: manager, worker-1, worker-2"
 "$HERE/testbed.sh" up
 eval "$("$HERE/testbed.sh" env)"
 HELM=$("$HERE/scripts/install-helm.sh")
-run kubectl config get-contexts
+show kubectl config get-contexts
+say "Each worker runs a small stand-in for stock Kueue (e2e/standin) that admits Workloads."
 
-step "Installing mkueue on the manager with helm"
-run "$HELM" --kube-context manager upgrade --install mkueue "$ROOT/charts/mkueue" \
-    --namespace "$NS" --create-namespace --wait
-run kubectl --context manager get crds -l '!nothing' -o name
-
-step "Creating namespace ml-demo and queue team-a on every cluster"
+step "2. Namespace ml-demo and LocalQueue team-a on every cluster; MultiKueue objects on the manager"
+for c in worker-1 worker-2; do show on "$c" apply -f "$HERE/manifests/worker.yaml"; done
+show km apply -f "$HERE/manifests/manager.yaml"
+# Kubernetes 1.20 has no kubernetes.io/metadata.name label: opt namespaces out by label
+km label ns kube-system "$NS" mkueue.x-k8s.io/webhook-exclude=true --overwrite >/dev/null
 for c in worker-1 worker-2; do
-    run kubectl --context "$c" apply -f "$HERE/manifests/worker.yaml"
+    km -n "$NS" create secret generic "$c-kubeconfig" \
+        --from-file=kubeconfig="$MKUEUE_E2E_DIR/kubeconfig/$c.yaml" --dry-run=client -o yaml | km apply -f - >/dev/null
 done
-run kubectl --context manager apply -f "$HERE/manifests/manager.yaml"
-run kubectl --context manager get clusterqueues,localqueues,admissionchecks,multikueueconfigs -A
+good "Secrets worker-1-kubeconfig and worker-2-kubeconfig hold each worker's kubeconfig"
 
-if ! "$ROOT/bin/mkueue-reconciler" --help 2>&1 | grep -q -- '--kubeconfig' ||
-   ! "$ROOT/bin/mkueue-webhook" --help 2>&1 | grep -q -- '--kubeconfig'; then
-    step "Stopping here"
-    say "The clusters, Kueue's API and the chart are in place. The webhook and the"
-    say "reconciler are still --help/--version skeletons, so no job is dispatched yet."
-    say "Explore:  eval \"\$(e2e/testbed.sh env)\"; kubectl --context worker-1 get workloads -A"
-    say "Stop:     make e2e-down"
-    exit 0
+step "3. helm install mkueue on the manager (binaries run on this host: webhook at https://127.0.0.1:$WH_PORT)"
+show "$HELM" --kube-context manager upgrade --install mkueue "$ROOT/charts/mkueue" --namespace "$NS" \
+    -f "$ROOT/charts/mkueue/values-examples/local-dev.yaml" --set webhook.url="https://127.0.0.1:$WH_PORT"
+start mkueue-webhook "$ROOT/bin/mkueue-webhook" --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" \
+    --namespace "$NS" --bind-address 127.0.0.1 --port "$WH_PORT" \
+    --metrics-bind-address 127.0.0.1 --metrics-port "$WH_METRICS" \
+    --cert-dir "$MKUEUE_E2E_DIR/demo-certs" --cert-secret mkueue-webhook-tls \
+    --cert-service mkueue-webhook --cert-sans localhost,127.0.0.1 \
+    --mutating-config mkueue-mutating --validating-config mkueue-validating
+start mkueue-reconciler "$ROOT/bin/mkueue-reconciler" --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" \
+    --namespace "$NS" --metrics-addr "127.0.0.1:$RC_METRICS" --worker-lost-timeout 15m
+wait_for 60 "the webhook to be ready" curl -fsS "http://127.0.0.1:$WH_METRICS/readyz"
+wait_for 60 "the reconciler to be ready" curl -fsS "http://127.0.0.1:$RC_METRICS/readyz"
+good "mkueue-webhook made its certificate, patched the caBundle and is ready"
+good "mkueue-reconciler is ready"
+connected() { [ "$(get manager multikueuecluster "$1" -o jsonpath='{.status.conditions[?(@.type=="Active")].status}')" = True ]; }
+wait_for 60 "worker-1 and worker-2 to be connected" eval 'connected worker-1 && connected worker-2'
+show km get multikueueclusters
+show km get admissioncheck multikueue-ac -o jsonpath='{.status.conditions[0].reason}: {.status.conditions[0].message}{"\n"}'
+
+step "4. A job whose namespace is missing on the workers is refused at kubectl apply"
+km apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Namespace
+metadata: {name: not-on-workers}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: team-a, namespace: not-on-workers}
+spec: {clusterQueue: team-a-cq}
+YAML
+if out=$(km -n not-on-workers create -f - 2>&1 <<'YAML'
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: refused
+  labels: {kueue.x-k8s.io/queue-name: team-a}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox}]
+YAML
+); then
+    fail "the webhook let a job through whose namespace is missing on the workers"
 fi
-fail "dispatch steps are not written yet"
+say "$out"
+good "refused, naming each worker"
+km delete ns not-on-workers --wait=false >/dev/null
+
+step "5. kubectl apply -f e2e/manifests/sample-job.yaml on the manager"
+show km apply -f "$HERE/manifests/sample-job.yaml"
+JOB=$(km apply -f "$HERE/manifests/sample-job.yaml" --dry-run=client -o jsonpath='{.metadata.name}')
+say "The webhook set spec.managedBy: kueue.x-k8s.io/multikueue (Kubernetes 1.20's Job drops the"
+say "field; its Job controller is off on the manager, which stands in for it), so the manager"
+say "never runs the job itself."
+
+step "6. The reconciler creates the Workload on the manager and reserves quota"
+wl() { get manager workloads -n ml-demo -l "kueue.x-k8s.io/job-uid=$(get manager job "$JOB" -n ml-demo -o jsonpath='{.metadata.uid}')" -o jsonpath="$1"; }
+has_wl() { [ -n "$(wl '{.items[0].metadata.name}')" ]; }
+wait_for 30 "the manager Workload" has_wl
+WL=$(wl '{.items[0].metadata.name}')
+show km get workload -n ml-demo "$WL"
+
+step "7. Copies go to both workers; the first worker to admit wins, the other copy is deleted"
+winner() { get manager workload -n ml-demo "$WL" -o jsonpath='{.status.clusterName}'; }
+has_winner() { [ -n "$(winner)" ]; }
+wait_for 60 "a worker to admit the Workload" has_winner
+W=$(winner)
+L=worker-1; [ "$W" = worker-1 ] && L=worker-2
+show km get workload -n ml-demo "$WL" -o jsonpath='{.status.admissionChecks[0].name}: {.status.admissionChecks[0].state} — {.status.admissionChecks[0].message}{"\n"}'
+wait_for 30 "the job on $W" get "$W" job "$JOB" -n ml-demo
+wait_for 30 "the copy on $L to be deleted" eval "! get $L workload $WL -n ml-demo"
+show on "$W" get job,workload -n ml-demo
+good "$JOB runs on $W; $L has nothing left"
+
+step "8. The job runs on $W (no kubelet here: we finish its pod by hand) and its status comes back"
+has_pod() { [ -n "$(get "$W" pods -n ml-demo -l job-name="$JOB" -o name)" ]; }
+wait_for 30 "the pod of $JOB on $W" has_pod
+POD=$(get "$W" pods -n ml-demo -l job-name="$JOB" -o name | head -n1)
+on "$W" -n ml-demo patch "$POD" --subresource=status --type=merge -p \
+    '{"status":{"phase":"Succeeded","containerStatuses":[{"name":"main","image":"busybox","imageID":"","ready":false,"restartCount":0,"state":{"terminated":{"exitCode":0,"reason":"Completed"}}}]}}' >/dev/null
+complete() { [ "$(get manager job "$JOB" -n ml-demo -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}')" = True ]; }
+wait_for 60 "the manager Job to show Complete" complete
+show km get job -n ml-demo "$JOB"
+good "the manager's Job is Complete, mirrored from $W"
+
+step "9. The Workload finishes and the remote objects are cleaned up"
+finished() { [ "$(get manager workload -n ml-demo "$WL" -o jsonpath='{.status.conditions[?(@.type=="Finished")].status}')" = True ]; }
+wait_for 60 "the manager Workload to finish" finished
+show km get workload -n ml-demo "$WL"
+wait_for 60 "the job on $W to be deleted" eval "! get $W job $JOB -n ml-demo"
+wait_for 60 "the Workload on $W to be deleted" eval "! get $W workload $WL -n ml-demo"
+show on "$W" get job,workload -n ml-demo
+good "nothing of $JOB is left on the workers"
+
+step "Done"
+say "Explore:  eval \"\$(e2e/testbed.sh env)\"; kubectl --context manager get workloads -A"
+say "Metrics:  curl -s http://127.0.0.1:$WH_METRICS/metrics; curl -s http://127.0.0.1:$RC_METRICS/metrics"
+say "Logs:     $MKUEUE_E2E_DIR/logs/"
+say "Stop:     make e2e-down"

@@ -37,7 +37,20 @@ start() {
     echo "$! $name" >>"$PIDS"
 }
 
+# Our own binaries started beside the bed (demo, scenarios): $DIR/run/*.pid
+stop_components() {
+    local f
+    for f in "$DIR"/run/*.pid; do
+        [ -e "$f" ] || continue
+        kill -TERM -- "-$(cat "$f")" 2>/dev/null || true
+        sleep 0.2
+        kill -KILL -- "-$(cat "$f")" 2>/dev/null || true
+        rm -f "$f"
+    done
+}
+
 stop_all() {
+    stop_components
     [ -f "$PIDS" ] || return 0
     local pid name
     # reverse order: controllers, apiservers, then etcd
