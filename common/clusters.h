@@ -13,7 +13,10 @@
  * A connection is "connected" when every informer of it is connected and
  * synced. Losses are timed on the monotonic clock from the first observed
  * disconnect (invariant 6); a new connection counts as disconnected since
- * its creation until it first connects.
+ * its creation until it first connects, and a cluster that was not connected
+ * keeps its first-loss time across restarts and refused kubeconfigs.
+ * Informers have no "lost" event, so a monitor thread polls them and calls
+ * on_state on transitions. Old connections are stopped on a reaper thread.
  *
  * Thread-safety: all functions may be called from any thread. */
 #ifndef MKUEUE_CLUSTERS_H
@@ -47,23 +50,37 @@ struct mkcs_options {
     size_t nwatches;
     const struct kc_options *client; /* for worker clients; NULL = defaults */
     /* Called (from any thread, no lock held) when a cluster's state changes:
-     * connected, disconnected, kubeconfig refused, removed. */
+     * connected, disconnected, kubeconfig refused, removed. A transition is
+     * a change of known, connected, reason, or message other than the
+     * attempt count (so retries of a dead worker do not call it each time).
+     * It may call mkcs_state, mkcs_get and mkcs_sync. */
     void (*on_state)(const char *cluster, void *ud);
     void *ud;
+    /* Informer retry backoff (capped, jittered exponential): 0 = 1 s / 5 min. */
+    long backoff_initial_ms;
+    long backoff_max_ms;
+    long monitor_interval_ms; /* how often informers are polled; 0 = 250 ms */
 };
 
 struct mkcs;
 
-/* Returns NULL with err on bad options. */
+/* Returns a new set (mkcs_free it) with no cluster yet, or NULL with err on
+ * bad options (no secret_namespace, too many watches, a watch without a
+ * resource) or when its threads cannot start. Every string of o is copied. */
 struct mkcs *mkcs_new(const struct mkcs_options *o, char *err, size_t errlen);
-/* Stops every connection (joins informer threads) and frees. */
+/* Stops every connection (joins informer, monitor and reaper threads; may
+ * take up to the client's request timeout) and frees. Connections still held
+ * stay readable (caches, client) until their mkcs_put. NULL is a no-op. */
 void mkcs_free(struct mkcs *s);
 
 /* Reconciles the connections with the MultiKueueClusters in `mkclusters`
  * and the Secrets in `secrets` (a cache of the secret namespace; may be NULL
  * when only Path kubeconfigs are used). Cheap when nothing changed; call it
  * from the handlers of both caches and periodically. Never blocks on a
- * worker: stopping old informers happens on a background thread. */
+ * worker: stopping old informers happens on a background thread. Does
+ * nothing until both caches are synced (so a half-filled cache at start-up
+ * does not stop connections). A connection is restarted only when its
+ * kubeconfig bytes change. */
 void mkcs_sync(struct mkcs *s, struct kcache *mkclusters, struct kcache *secrets);
 
 /* What the reconciler writes into the MultiKueueCluster's Active condition. */
@@ -77,12 +94,16 @@ struct mkcs_state {
      * "ClientConnectionFailed" */
     char reason[64];
     /* "Connected", "load client config failed: <err>", or the connection
-     * error with attempt count */
+     * error with attempt count: "<informer error>; connection attempts: <n>"
+     * ("connecting; connection attempts: 0" before the first answer) */
     char message[512];
 };
+/* Fills out (zeroed first; known = 0 for an unknown cluster). Returns 0, or
+ * -1 when the cluster is unknown. */
 int mkcs_state(struct mkcs *s, const char *cluster, struct mkcs_state *out);
 
-/* Names of all handled clusters (new JSON array of strings). */
+/* Names of all handled clusters, including those with a refused kubeconfig,
+ * sorted (new JSON array of strings; NULL on allocation failure). */
 json_t *mkcs_names(struct mkcs *s);
 
 /* A borrowed connection: stays valid (client and caches alive) until
@@ -90,11 +111,16 @@ json_t *mkcs_names(struct mkcs *s);
  * the cluster is unknown or has no client (bad kubeconfig). */
 struct mkcs_conn;
 struct mkcs_conn *mkcs_get(struct mkcs *s, const char *cluster);
+/* Drops the reference; NULL is a no-op. Does not need the set (may be called
+ * after mkcs_free). */
 void mkcs_put(struct mkcs_conn *c);
 const char *mkcs_conn_name(const struct mkcs_conn *c);
 struct kc_client *mkcs_conn_client(struct mkcs_conn *c);
-/* The cache of watch i (index into mkcs_options.watches). */
+/* The cache of watch i (index into mkcs_options.watches), NULL when out of
+ * range. Keeps its last content after the connection was stopped. */
 struct kcache *mkcs_conn_cache(struct mkcs_conn *c, size_t watch_index);
+/* Every informer connected and synced; 0 once the connection was replaced
+ * or removed (its informers are stopped). */
 int mkcs_conn_connected(struct mkcs_conn *c);
 
 #endif

@@ -195,22 +195,41 @@ struct pctx {
     const char *base; /* folder for relative file paths */
 };
 
-/* Writes "<path>.<key>: <message>" (either part may be empty). */
-static int ferr(struct pctx *pc, const char *path, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int ferr(struct pctx *pc, const char *path, const char *key, const char *fmt, ...)
+/* Writes "<path>.<key>: <message>" (either part may be empty); returns rc. */
+static int vferr(struct pctx *pc, int rc, const char *path, const char *key, const char *fmt,
+                 va_list ap)
 {
     if (pc->err && pc->errlen) {
         int n = snprintf(pc->err, pc->errlen, "%s%s%s: ", path, *path && key ? "." : "",
                          key ? key : "");
-        if (n >= 0 && (size_t)n < pc->errlen) {
-            va_list ap;
-            va_start(ap, fmt);
+        if (n >= 0 && (size_t)n < pc->errlen)
             vsnprintf(pc->err + n, pc->errlen - (size_t)n, fmt, ap);
-            va_end(ap);
-        }
     }
-    return -EINVAL;
+    return rc;
+}
+
+/* A malformed field: -EINVAL. */
+static int ferr(struct pctx *pc, const char *path, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int ferr(struct pctx *pc, const char *path, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vferr(pc, -EINVAL, path, key, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* A well-formed field a safety rule refuses: KCFG_ERR_REFUSED. */
+static int refuse(struct pctx *pc, const char *path, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int refuse(struct pctx *pc, const char *path, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vferr(pc, KCFG_ERR_REFUSED, path, key, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 /* Value of m[key] with the given type, or NULL when absent or null. A key
@@ -370,19 +389,19 @@ static int check_server(struct pctx *pc, const char *path, const char *url)
     const char *h = url + 8, *port = NULL;
     size_t hlen, plen = 0;
     if (strncasecmp(url, "https://", 8) != 0)
-        return ferr(pc, path, "server", "only https:// servers are allowed");
+        return refuse(pc, path, "server", "only https:// servers are allowed");
     for (const char *c = url; *c; c++)
         if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f || *c == '?' || *c == '#' ||
             *c == '@')
-            return ferr(pc, path, "server", "invalid character in server URL");
+            return refuse(pc, path, "server", "invalid character in server URL");
     hlen = strcspn(h, "/");
     if (h[0] == '[') {
         const char *end = memchr(h, ']', hlen);
         if (!end || !valid_ip(h + 1, (size_t)(end - h - 1), AF_INET6))
-            return ferr(pc, path, "server", "untrusted server endpoint (invalid IPv6 address)");
+            return refuse(pc, path, "server", "untrusted server endpoint (invalid IPv6 address)");
         if (end + 1 < h + hlen) {
             if (end[1] != ':')
-                return ferr(pc, path, "server", "untrusted server endpoint");
+                return refuse(pc, path, "server", "untrusted server endpoint");
             port = end + 2;
             plen = (size_t)(h + hlen - port);
         }
@@ -394,11 +413,11 @@ static int check_server(struct pctx *pc, const char *path, const char *url)
             plen = (size_t)(h + hlen - port);
         }
         if (!valid_dns(h, n) && !valid_ip(h, n, AF_INET))
-            return ferr(pc, path, "server",
-                        "untrusted server endpoint (host is neither a DNS name nor an IP)");
+            return refuse(pc, path, "server",
+                          "untrusted server endpoint (host is neither a DNS name nor an IP)");
     }
     if (port && !valid_port(port, plen))
-        return ferr(pc, path, "server", "untrusted server endpoint (invalid port)");
+        return refuse(pc, path, "server", "untrusted server endpoint (invalid port)");
     return 0;
 }
 
@@ -425,7 +444,7 @@ static void free_secret_str(char *p)
 
 /* Strict standard base64 (Go's StdEncoding, what kubectl accepts); spaces
  * and line breaks are ignored. *out is NUL-terminated. */
-static int b64_decode(const char *s, char **out, size_t *outlen)
+int kcfg_base64_decode(const char *s, char **out, size_t *outlen)
 {
     size_t n = strlen(s), m = 0, pad = 0;
     char *clean = malloc(n + 1);
@@ -500,12 +519,12 @@ static int get_pem(struct pctx *pc, const struct ynode *m, const char *path, con
     if ((rc = get_str(pc, m, path, key, &file)) || (rc = get_str(pc, m, path, dkey, &data)))
         return rc;
     if (file && !(pc->flags & KCFG_TRUSTED))
-        return ferr(pc, path, key, "file paths are not allowed, use %s", dkey);
+        return refuse(pc, path, key, "file paths are not allowed, use %s", dkey);
     if (file && data)
         return ferr(pc, path, key, "%s and %s are both set", key, dkey);
     if (data) {
         used = dkey;
-        rc = b64_decode(data, out, outlen);
+        rc = kcfg_base64_decode(data, out, outlen);
         if (rc == -EINVAL)
             return ferr(pc, path, dkey, "invalid base64");
     } else if (file) {
@@ -644,7 +663,7 @@ static int parse_cluster(struct pctx *pc, const struct ynode *c, const char *pat
     if ((rc = get_str(pc, c, path, "server", &s)))
         return rc;
     if (!s)
-        return ferr(pc, path, "server", "server URL is required");
+        return refuse(pc, path, "server", "server URL is required");
     if ((rc = check_server(pc, path, s)) || (rc = dup_to(pc, &cfg->server, s)))
         return rc;
     memcpy(cfg->server, "https://", 8); /* the scheme in lower case, for simple prefix checks */
@@ -654,14 +673,14 @@ static int parse_cluster(struct pctx *pc, const struct ynode *c, const char *pat
     if ((rc = get_bool(pc, c, path, "insecure-skip-tls-verify", &b)))
         return rc;
     if (b)
-        return ferr(pc, path, "insecure-skip-tls-verify",
-                    "insecure TLS verification is not allowed");
+        return refuse(pc, path, "insecure-skip-tls-verify",
+                      "insecure TLS verification is not allowed");
     if ((rc = get_str(pc, c, path, "proxy-url", &s)))
         return rc;
     if (s)
-        return ferr(pc, path, "proxy-url",
-                    pc->flags & KCFG_TRUSTED ? "proxies are not supported"
-                                             : "proxies are not allowed");
+        return refuse(pc, path, "proxy-url",
+                      pc->flags & KCFG_TRUSTED ? "proxies are not supported"
+                                               : "proxies are not allowed");
     if ((rc = get_str(pc, c, path, "tls-server-name", &s)))
         return rc;
     if (s) {
@@ -678,15 +697,16 @@ static int parse_user(struct pctx *pc, const struct ynode *u, const char *path, 
 {
     static const struct {
         const char *key, *why;
+        int unsafe; /* a safety rule, not a missing feature */
     } refused[] = {
-        {"exec", "exec credential plugins are not allowed"},
-        {"auth-provider", "auth providers are not allowed"},
-        {"username", "basic auth is not allowed"},
-        {"password", "basic auth is not allowed"},
-        {"as", "impersonation is not supported"},
-        {"as-uid", "impersonation is not supported"},
-        {"as-groups", "impersonation is not supported"},
-        {"as-user-extra", "impersonation is not supported"},
+        {"exec", "exec credential plugins are not allowed", 1},
+        {"auth-provider", "auth providers are not allowed", 1},
+        {"username", "basic auth is not allowed", 1},
+        {"password", "basic auth is not allowed", 1},
+        {"as", "impersonation is not supported", 0},
+        {"as-uid", "impersonation is not supported", 0},
+        {"as-groups", "impersonation is not supported", 0},
+        {"as-user-extra", "impersonation is not supported", 0},
     };
     const char *s;
     int p, rc;
@@ -694,6 +714,8 @@ static int parse_user(struct pctx *pc, const struct ynode *u, const char *path, 
     for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
         if ((rc = present(pc, u, path, refused[i].key, &p)))
             return rc;
+        if (p && refused[i].unsafe)
+            return refuse(pc, path, refused[i].key, "%s", refused[i].why);
         if (p)
             return ferr(pc, path, refused[i].key, "%s", refused[i].why);
     }
@@ -709,7 +731,7 @@ static int parse_user(struct pctx *pc, const struct ynode *u, const char *path, 
         return rc;
     if (s) {
         if (!(pc->flags & KCFG_TRUSTED))
-            return ferr(pc, path, "tokenFile", "token files are not allowed");
+            return refuse(pc, path, "tokenFile", "token files are not allowed");
         if (!(cfg->token_file = fio_join(pc->base, s)))
             return fail(pc->err, pc->errlen, -ENOMEM, "out of memory");
         if ((rc = token_refresh(cfg)))

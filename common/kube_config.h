@@ -17,6 +17,7 @@
 #ifndef MKUEUE_KUBE_CONFIG_H
 #define MKUEUE_KUBE_CONFIG_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -59,6 +60,13 @@ struct kcfg {
     int file_err;   /* last re-read error, logged once */
 };
 
+/* What kcfg_parse returns when a well-formed kubeconfig breaks a safety rule
+ * (exec, auth providers, basic auth, file paths or token files when
+ * untrusted, insecure-skip-tls-verify, proxies, a server URL that is missing,
+ * not https:// or not a plain host[:port]). Malformed input and unsupported
+ * features (impersonation) give -EINVAL. */
+#define KCFG_ERR_REFUSED (-EPERM)
+
 /* Parses kubeconfig YAML. `context` NULL selects current-context. `path_base`
  * is the folder relative file paths resolve against (trusted mode only; NULL
  * = current directory). On success *out is a new config owned by the caller
@@ -83,6 +91,12 @@ int kcfg_in_cluster(const char *sa_dir, struct kcfg **out, char *err, size_t err
  * one is kept if a re-read fails), else the static token; NULL when there is
  * none. Thread-safe. */
 char *kcfg_bearer_token(struct kcfg *cfg);
+
+/* Strict standard base64 (Go's StdEncoding, as in Kubernetes' `data` fields);
+ * spaces and line breaks are ignored. On success returns 0 and *out is a
+ * malloc'd, NUL-terminated copy (caller frees) of *outlen bytes; -EINVAL on
+ * invalid input (including empty), -ENOMEM. */
+int kcfg_base64_decode(const char *s, char **out, size_t *outlen);
 
 /* Frees cfg and everything it owns; NULL is a no-op. */
 void kcfg_free(struct kcfg *cfg);

@@ -107,8 +107,8 @@ int mkq_resolve(const struct mkq_caches *c, const char *ns, const char *localque
     const char *cqname = jx_str(lq, "spec.clusterQueue");
     json_t *cq = cqname ? kcache_get(c->clusterqueues, cqname) : NULL;
     if (!cq) {
-        snprintf(msg, msglen, "LocalQueue %s/%s points to ClusterQueue %s, which does not exist", ns,
-                 localqueue, cqname ? cqname : "(none)");
+        snprintf(msg, msglen, "LocalQueue %s/%s points to ClusterQueue %s, which does not exist",
+                 ns, localqueue, cqname ? cqname : "(none)");
         json_decref(lq);
         return MKQ_NO_CLUSTERQUEUE;
     }

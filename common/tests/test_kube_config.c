@@ -73,8 +73,8 @@ static int parse(const char *yaml, const char *ctx, int flags, const char *base,
     return kcfg_parse(yaml, strlen(yaml), ctx, flags, base, out, err, errlen);
 }
 
-/* Asserts that parsing fails with an error containing `want`. */
-static void expect_error(const char *yaml, int flags, const char *want)
+/* Asserts that parsing fails with an error containing `want`; returns the code. */
+static int expect_error(const char *yaml, int flags, const char *want)
 {
     struct kcfg *cfg = (struct kcfg *)1;
     char err[512] = "";
@@ -82,6 +82,7 @@ static void expect_error(const char *yaml, int flags, const char *want)
     if (rc >= 0 || !strstr(err, want))
         fail_msg("yaml:\n%s\nwant error containing \"%s\", got rc=%d \"%s\"", yaml, want, rc, err);
     assert_null(cfg);
+    return rc;
 }
 
 static void write_file(const char *path, const char *content)
@@ -404,9 +405,32 @@ static void test_untrusted_refusals(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *y = kubeconfig(cases[i].server ? cases[i].server : "https://k.example",
                              cases[i].cluster, cases[i].user);
-        expect_error(y, KCFG_UNTRUSTED, cases[i].want);
+        /* safety refusals are told apart from malformed or unsupported fields */
+        int malformed = strstr(cases[i].want, "must be") || strstr(cases[i].want, "impersonation");
+        assert_int_equal(expect_error(y, KCFG_UNTRUSTED, cases[i].want),
+                         malformed ? -EINVAL : KCFG_ERR_REFUSED);
         free(y);
     }
+}
+
+static void test_base64(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    size_t len = 0;
+    assert_int_equal(kcfg_base64_decode("aGk=", &out, &len), 0);
+    assert_int_equal(len, 2);
+    assert_string_equal(out, "hi");
+    free(out);
+    assert_int_equal(kcfg_base64_decode("aG\nk=\n", &out, &len), 0); /* line breaks ignored */
+    assert_string_equal(out, "hi");
+    free(out);
+    out = NULL;
+    assert_int_equal(kcfg_base64_decode("", &out, &len), -EINVAL);
+    assert_int_equal(kcfg_base64_decode("aGk", &out, &len), -EINVAL);
+    assert_int_equal(kcfg_base64_decode("a=Gk", &out, &len), -EINVAL);
+    assert_int_equal(kcfg_base64_decode("!!!!", &out, &len), -EINVAL);
+    assert_null(out);
 }
 
 static void test_token_header_injection(void **state)
@@ -805,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_bad_client_key),
         cmocka_unit_test(test_untrusted_refusals),
         cmocka_unit_test(test_token_header_injection),
+        cmocka_unit_test(test_base64),
         cmocka_unit_test(test_accepted_servers),
         cmocka_unit_test(test_trusted_file_paths),
         cmocka_unit_test(test_trusted_still_refuses),
