@@ -5,6 +5,7 @@
 
 #include "jsonx.h"
 #include "log.h"
+#include "probe.h"
 #include "wlstatus.h"
 
 static const struct kc_resource MKCS = {"kueue.x-k8s.io", "v1beta2", "multikueueclusters", 0};
@@ -21,6 +22,12 @@ int rc_reconcile_cluster(struct rc_ctx *x, const char *name)
     }
     if (mkcs_state(x->clusters, name, &s) < 0 || !s.known)
         goto out; /* not handled yet: mkcs_sync comes first */
+    char perr[512];
+    if (s.connected && rc_probe_unreachable_since(x->probe, name, perr, sizeof(perr))) {
+        s.connected = 0;
+        snprintf(s.reason, sizeof(s.reason), "ClientConnectionFailed");
+        snprintf(s.message, sizeof(s.message), "worker unreachable: %.400s", perr);
+    }
     mt_set(x->metrics.connected, v, s.connected ? 1 : 0);
     const char *status = s.connected ? "True" : "False";
     const char *reason = s.reason[0] ? s.reason : (s.connected ? "Active" : "ClientConnectionFailed");

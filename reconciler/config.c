@@ -41,6 +41,7 @@ void rc_config_defaults(struct rc_config *c)
     snprintf(c->metrics_addr, sizeof(c->metrics_addr), ":8080");
     snprintf(c->kubeconfig_dir, sizeof(c->kubeconfig_dir), "/etc/multikueue/kubeconfigs");
     c->resync_ms = 5 * 60 * 1000;
+    c->probe_interval_ms = 5000;
     c->leader_elect = 1;
     snprintf(c->lease_name, sizeof(c->lease_name), "mkueue-reconciler");
     c->lease_duration_ms = 15000;
@@ -288,6 +289,8 @@ static const struct key keys[] = {
     {"kubeconfig", "kubeconfig", K_STR, F(kubeconfig), "manager kubeconfig (default: in-cluster)"},
     {"kubeconfigDir", "kubeconfig-dir", K_STR, F(kubeconfig_dir), "allowed folder of Path-type kubeconfigs"},
     {"resyncPeriod", "resync-period", K_DUR, F(resync_ms), "informer resync and periodic reconcile"},
+    {"probeInterval", "probe-interval", K_DUR, F(probe_interval_ms),
+     "reachability probe of connected workers (0 = off)"},
     {"leaderElection.leaderElect", "leader-elect", K_BOOL, F(leader_elect), "elect a leader with a Lease"},
     {"leaderElection.leaseName", "lease-name", K_STR, F(lease_name), "name of the Lease"},
     {"leaderElection.leaseDuration", "lease-duration", K_DUR, F(lease_duration_ms), "lease duration"},

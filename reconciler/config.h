@@ -8,7 +8,7 @@
  *   integrations [batch/job, jobset.x-k8s.io/jobset, ...],
  *   clientConnection.{qps, burst}, workerConnection.{qps, burst},
  *   workers, logLevel, metricsAddress, kubeconfig, kubeconfigDir,
- *   resyncPeriod, leaderElection.{leaderElect, leaseName, leaseDuration,
+ *   resyncPeriod, probeInterval, leaderElection.{leaderElect, leaseName, leaseDuration,
  *   renewDeadline, retryPeriod, identity}.
  * Durations are Go-style: "90s", "1m30s", "500ms", "15m", "1h", "0". */
 #ifndef MKUEUE_RC_CONFIG_H
@@ -48,6 +48,7 @@ struct rc_config {
     char kubeconfig[1024];  /* manager kubeconfig; "" = in-cluster */
     char kubeconfig_dir[1024]; /* allowed folder of Path-type kubeconfigs; "" refuses them */
     long resync_ms;            /* informer resync and periodic requeue */
+    long probe_interval_ms;    /* reachability probe of workers, 0 = off */
     int leader_elect;
     char lease_name[64];
     long lease_duration_ms, renew_deadline_ms, retry_period_ms;

@@ -40,6 +40,7 @@ struct rc_ctx {
     struct kcache *jobs[RC_MAX_KINDS];
     int managed_by_kept[RC_MAX_KINDS]; /* the manager's schema keeps managedBy */
     struct mkcs *clusters;
+    struct rc_probe *probe; /* reachability of connected workers (may be NULL) */
     struct wq *queue;
     struct rc_metrics metrics;
 

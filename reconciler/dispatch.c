@@ -10,6 +10,7 @@
 #include "jobsync.h"
 #include "jsonx.h"
 #include "log.h"
+#include "probe.h"
 #include "wlstatus.h"
 
 static const char *LG = "dispatch";
@@ -223,10 +224,18 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
         h->conns[o->nremotes] = c;
         r->available = c && mkcs_conn_connected(c);
         connected[i] = r->available;
-        if (r->available) {
+        long long unreachable = rc_probe_unreachable_since(x->probe, r->cluster, NULL, 0);
+        if (r->available && unreachable) {
+            r->available = 0; /* connected watches, but the server does not answer */
+            connected[i] = 0;
+            r->lost_ms = now - unreachable;
+        } else if (r->available) {
             r->lost_ms = 0;
         } else if (known && stt.disconnected_since_ms > 0) {
-            r->lost_ms = now - stt.disconnected_since_ms;
+            long long since = stt.disconnected_since_ms;
+            if (unreachable && unreachable < since)
+                since = unreachable;
+            r->lost_ms = now - since;
         } else {
             json_t *mkc = kcache_get(x->mkclusters, r->cluster);
             r->lost_ms = mkc ? 0 : -1; /* no MultiKueueCluster at all: lost for good */

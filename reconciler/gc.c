@@ -5,6 +5,7 @@
 
 #include "jsonx.h"
 #include "log.h"
+#include "probe.h"
 #include "wlstatus.h"
 
 static const char *LG = "gc";
@@ -77,7 +78,8 @@ int rc_gc_cluster(struct rc_ctx *x, const char *cluster)
         return 0;
     struct mkcs_conn *conn = mkcs_get(x->clusters, cluster);
     int rc = 0;
-    if (!conn || !mkcs_conn_connected(conn)) {
+    if (!conn || !mkcs_conn_connected(conn) ||
+        rc_probe_unreachable_since(x->probe, cluster, NULL, 0)) {
         mkcs_put(conn); /* invariant 8: skip clusters that are not connected */
         return 0;
     }

@@ -25,6 +25,7 @@
 #include "kube_watch.h"
 #include "leader.h"
 #include "log.h"
+#include "probe.h"
 #include "schema.h"
 #include "wlstatus.h"
 #include "workload_create.h"
@@ -384,7 +385,7 @@ static void *worker(void *arg)
 static void on_started(void *ud)
 {
     struct app *a = ud;
-    rc_metrics_set_role("leader");
+    rc_metrics_set_role(a->cfg.leader_elect ? "leader" : "standalone");
     mt_set(a->x.metrics.leader, NULL, 1);
     pthread_mutex_lock(&a->mu);
     a->leading = 1;
@@ -651,6 +652,7 @@ static void teardown(struct app *a)
         pthread_join(a->ticker, NULL);
     rc_leader_stop(a->leader); /* releases the lease after the last write */
     rc_http_stop(a->http);
+    rc_probe_stop(x->probe);
     for (int i = 0; i < a->ninf; i++)
         kw_informer_stop(a->inf[i].inf);
     mkcs_free(x->clusters);
@@ -728,6 +730,8 @@ int main(int argc, char **argv)
     }
     LOG_I(LG, "caches synced");
     mkcs_sync(a->x.clusters, a->x.mkclusters, a->x.secrets);
+    if (a->cfg.probe_interval_ms > 0)
+        a->x.probe = rc_probe_start(&a->x, a->cfg.probe_interval_ms, cluster_state, a);
     if (pthread_create(&a->ticker, NULL, ticker, a) != 0)
         goto out;
     for (int i = 0; i < a->cfg.workers; i++)
