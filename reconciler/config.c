@@ -36,6 +36,7 @@ void rc_config_defaults(struct rc_config *c)
     c->burst = 100;
     c->worker_qps = 50;
     c->worker_burst = 100;
+    c->worker_timeout_ms = 15000;
     c->workers = 4;
     c->log_level = LOG_INFO;
     snprintf(c->metrics_addr, sizeof(c->metrics_addr), ":8080");
@@ -283,6 +284,8 @@ static const struct key keys[] = {
     {"clientConnection.burst", "burst", K_INT, F(burst), "manager API burst"},
     {"workerConnection.qps", "worker-qps", K_DBL, F(worker_qps), "per-worker API queries per second"},
     {"workerConnection.burst", "worker-burst", K_INT, F(worker_burst), "per-worker API burst"},
+    {"workerConnection.timeout", "worker-timeout", K_DUR, F(worker_timeout_ms),
+     "per-request timeout towards workers (also bounds the reachability probe)"},
     {"workers", "workers", K_INT, F(workers), "reconcile threads"},
     {"logLevel", "log-level", K_LEVEL, F(log_level), "error, warn, info, debug or trace"},
     {"metricsAddress", "metrics-addr", K_STR, F(metrics_addr), "host:port of /metrics, /healthz, /readyz (0 = off)"},
@@ -614,6 +617,10 @@ int rc_config_validate(const struct rc_config *c, char *err, size_t errlen)
     }
     if (c->qps <= 0 || c->worker_qps <= 0 || c->burst < 1 || c->worker_burst < 1) {
         snprintf(err, errlen, "qps and burst must be positive");
+        return -1;
+    }
+    if (c->worker_timeout_ms < 500) {
+        snprintf(err, errlen, "workerConnection.timeout must be at least 500ms");
         return -1;
     }
     if (c->resync_ms < 1000) {

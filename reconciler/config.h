@@ -6,7 +6,7 @@
  *   workerLostTimeout, dispatcher (AllAtOnce|Incremental|External or Kueue's
  *   dispatcher names), incrementalDispatcher.{stepSize, roundTimeout},
  *   integrations [batch/job, jobset.x-k8s.io/jobset, ...],
- *   clientConnection.{qps, burst}, workerConnection.{qps, burst},
+ *   clientConnection.{qps, burst}, workerConnection.{qps, burst, timeout},
  *   workers, logLevel, metricsAddress, kubeconfig, kubeconfigDir,
  *   resyncPeriod, probeInterval, leaderElection.{leaderElect, leaseName, leaseDuration,
  *   renewDeadline, retryPeriod, identity}.
@@ -42,6 +42,7 @@ struct rc_config {
     int burst;
     double worker_qps; /* each worker client */
     int worker_burst;
+    long worker_timeout_ms; /* per request to a worker */
     int workers; /* reconcile threads */
     enum log_level log_level;
     char metrics_addr[128]; /* "host:port", ":port"; "" or "0" disables */

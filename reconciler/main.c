@@ -618,7 +618,8 @@ static int setup(struct app *a, char *err, size_t errlen)
         watches[1 + k] = (struct mkcs_watch){mk_kind_resource(x->kinds[k]), selector,
                                              remote_job_event, a};
     struct kc_options wko = {.qps = a->cfg.worker_qps, .burst = a->cfg.worker_burst,
-                             .timeout_ms = 15000, .connect_timeout_ms = 3000};
+                             .timeout_ms = a->cfg.worker_timeout_ms,
+                             .connect_timeout_ms = 3000};
     struct mkcs_options mo = {
         .secret_namespace = a->cfg.namespace,
         .kubeconfig_dir = a->cfg.kubeconfig_dir[0] ? a->cfg.kubeconfig_dir : NULL,
