@@ -61,14 +61,19 @@ int rc_parse_duration(const char *s, long *ms)
     double total = 0;
     const char *p = s;
     while (*p) {
-        if (!isdigit((unsigned char)*p) && *p != '.')
+        /* digits with an optional fraction; no sign, no exponent */
+        const char *q = p;
+        while (isdigit((unsigned char)*q) || *q == '.')
+            q++;
+        if (q == p || q - p > 30)
             return -1;
-        char *end;
+        char num[32], *end;
+        snprintf(num, sizeof(num), "%.*s", (int)(q - p), p);
         errno = 0;
-        double v = strtod(p, &end);
-        if (errno || end == p || v < 0)
+        double v = strtod(num, &end);
+        if (errno || *end)
             return -1;
-        p = end;
+        p = q;
         double unit;
         if (strncmp(p, "ms", 2) == 0) {
             unit = 1;

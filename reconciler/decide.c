@@ -87,12 +87,12 @@ static int has_objects(const struct rc_remote *r)
 
 /* REMOVE on every available cluster holding something, except `keep`.
  * Returns how many unavailable clusters still show cached objects. */
-static int remove_all(const struct rc_obs *o, struct rc_plan *p, int keep)
+static int remove_all(const struct rc_obs *o, struct rc_plan *p, int keep, const int *done)
 {
     int stranded = 0;
     for (size_t i = 0; i < o->nremotes; i++) {
         const struct rc_remote *r = &o->remotes[i];
-        if ((int)i == keep || !has_objects(r))
+        if ((int)i == keep || !has_objects(r) || (done && i < RC_MAX_CLUSTERS * 2 && done[i]))
             continue;
         if (r->available)
             add(p, RC_ACT_REMOVE_REMOTE, (int)i);
@@ -242,7 +242,7 @@ static int other_checks_ready(const struct rc_obs *o)
 /* Step 4/5 cleanup, then our finalizer off when nothing is left where we can see. */
 static void cleanup(const struct rc_obs *o, struct rc_plan *p, int release_finalizer)
 {
-    int stranded = remove_all(o, p, -1);
+    int stranded = remove_all(o, p, -1, NULL);
     if (stranded)
         requeue(p, o->worker_lost_timeout_ms); /* GC also cleans them on return */
     if (release_finalizer && o->mode == RC_MODE_STANDALONE &&
@@ -250,7 +250,8 @@ static void cleanup(const struct rc_obs *o, struct rc_plan *p, int release_final
         add(p, RC_ACT_REMOVE_FINALIZER, -1);
 }
 
-static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, const char *state)
+static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, const char *state,
+                          const int *drifted)
 {
     const struct rc_remote *win = &o->remotes[w];
     snprintf(p->step, sizeof(p->step), "winner");
@@ -260,8 +261,8 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
                                   "nominatedClusterNames");
         add_status(p, patch);
     }
-    /* b: the losers go */
-    remove_all(o, p, w);
+    /* b: the losers go (drifted ones are already being removed) */
+    remove_all(o, p, w, drifted);
     /* c: evicted on the manager while the remote holds quota */
     if (rc_wl_evicted(o->wl)) {
         snprintf(p->step, sizeof(p->step), "evicted-on-manager");
@@ -458,7 +459,7 @@ void rc_decide(const struct rc_obs *o, struct rc_plan *p)
         w = earliest(o, "Admitted", drifted);
     }
     if (w >= 0) {
-        winner_branch(o, p, w, state);
+        winner_branch(o, p, w, state, drifted);
         return;
     }
     if (cn || strcmp(state, "Ready") == 0) {
