@@ -14,8 +14,7 @@ static void bad(struct rc_ac_state *o, const char *why)
 {
     o->status = "False";
     snprintf(o->reason, sizeof(o->reason), "BadConfig");
-    snprintf(o->message, sizeof(o->message), "Cannot load the AdmissionChecks parameters: %s",
-             why);
+    snprintf(o->message, sizeof(o->message), "Cannot load the AdmissionChecks parameters: %s", why);
 }
 
 void rc_ac_compute(const json_t *ac, const json_t *config, struct kcache *mkclusters,
@@ -130,8 +129,7 @@ int rc_reconcile_admission_check(struct rc_ctx *x, const char *name)
         LOG_I("admissioncheck", "status", "admissionCheck", name, "active", s.status, "reason",
               s.reason, "message", s.message);
     else if (body)
-        LOG_W("admissioncheck", "status not written", "admissionCheck", name, "error",
-              st.message);
+        LOG_W("admissioncheck", "status not written", "admissionCheck", name, "error", st.message);
 out:
     json_decref(ac);
     return rc < 0 ? -1 : 0;

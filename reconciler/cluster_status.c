@@ -30,7 +30,8 @@ int rc_reconcile_cluster(struct rc_ctx *x, const char *name)
     }
     mt_set(x->metrics.connected, v, s.connected ? 1 : 0);
     const char *status = s.connected ? "True" : "False";
-    const char *reason = s.reason[0] ? s.reason : (s.connected ? "Active" : "ClientConnectionFailed");
+    const char *reason =
+        s.reason[0] ? s.reason : (s.connected ? "Active" : "ClientConnectionFailed");
     const char *message = s.message[0] ? s.message : (s.connected ? "Connected" : "connecting");
     json_t *cur = rc_cond_find(mkc, "Active");
     const char *cs = jx_str(cur, "status"), *cr = jx_str(cur, "reason"),
@@ -51,8 +52,7 @@ int rc_reconcile_cluster(struct rc_ctx *x, const char *name)
     }
     json_t *body = conds ? json_pack("{s:{s:o}}", "status", "conditions", conds) : NULL;
     struct kc_status st;
-    rc = body ? kc_patch(x->mgr, &MKCS, NULL, name, "status", KC_PATCH_MERGE, body, NULL, NULL,
-                         &st)
+    rc = body ? kc_patch(x->mgr, &MKCS, NULL, name, "status", KC_PATCH_MERGE, body, NULL, NULL, &st)
               : -1;
     json_decref(body);
     if (rc == 0)

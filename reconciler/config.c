@@ -263,8 +263,8 @@ fail:
 enum ktype { K_STR, K_DUR, K_INT, K_DBL, K_BOOL, K_MODE, K_DISPATCHER, K_LEVEL, K_LIST };
 
 struct key {
-    const char *file;  /* dotted key in the file */
-    const char *flag;  /* flag name without "--" */
+    const char *file; /* dotted key in the file */
+    const char *flag; /* flag name without "--" */
     enum ktype type;
     size_t off;
     size_t size; /* K_STR: buffer size */
@@ -274,9 +274,11 @@ struct key {
 #define F(m) offsetof(struct rc_config, m), sizeof(((struct rc_config *)0)->m)
 static const struct key keys[] = {
     {"origin", "origin", K_STR, F(origin), "value of label kueue.x-k8s.io/multikueue-origin"},
-    {"namespace", "namespace", K_STR, F(namespace), "namespace of kubeconfig Secrets and the Lease"},
+    {"namespace", "namespace", K_STR, F(namespace),
+     "namespace of kubeconfig Secrets and the Lease"},
     {"mode", "mode", K_MODE, F(mode), "standalone (default) or with-kueue"},
-    {"gcInterval", "gc-interval", K_DUR, F(gc_interval_ms), "remote garbage collection period (0 = off)"},
+    {"gcInterval", "gc-interval", K_DUR, F(gc_interval_ms),
+     "remote garbage collection period (0 = off)"},
     {"workerLostTimeout", "worker-lost-timeout", K_DUR, F(worker_lost_timeout_ms),
      "how long a workload on a lost worker keeps running before re-dispatch"},
     {"dispatcher", "dispatcher", K_DISPATCHER, F(dispatcher), "AllAtOnce, Incremental or External"},
@@ -284,27 +286,36 @@ static const struct key keys[] = {
      "Incremental: clusters added per round"},
     {"incrementalDispatcher.roundTimeout", "incremental-round", K_DUR, F(round_ms),
      "Incremental: length of a round"},
-    {"integrations", "integrations", K_LIST, F(integrations), "job kinds, e.g. batch/job,jobset.x-k8s.io/jobset"},
+    {"integrations", "integrations", K_LIST, F(integrations),
+     "job kinds, e.g. batch/job,jobset.x-k8s.io/jobset"},
     {"clientConnection.qps", "qps", K_DBL, F(qps), "manager API queries per second"},
     {"clientConnection.burst", "burst", K_INT, F(burst), "manager API burst"},
-    {"workerConnection.qps", "worker-qps", K_DBL, F(worker_qps), "per-worker API queries per second"},
+    {"workerConnection.qps", "worker-qps", K_DBL, F(worker_qps),
+     "per-worker API queries per second"},
     {"workerConnection.burst", "worker-burst", K_INT, F(worker_burst), "per-worker API burst"},
     {"workerConnection.timeout", "worker-timeout", K_DUR, F(worker_timeout_ms),
      "per-request timeout towards workers (also bounds the reachability probe)"},
     {"workers", "workers", K_INT, F(workers), "reconcile threads"},
     {"logLevel", "log-level", K_LEVEL, F(log_level), "error, warn, info, debug or trace"},
-    {"metricsAddress", "metrics-addr", K_STR, F(metrics_addr), "host:port of /metrics, /healthz, /readyz (0 = off)"},
+    {"metricsAddress", "metrics-addr", K_STR, F(metrics_addr),
+     "host:port of /metrics, /healthz, /readyz (0 = off)"},
     {"kubeconfig", "kubeconfig", K_STR, F(kubeconfig), "manager kubeconfig (default: in-cluster)"},
-    {"kubeconfigDir", "kubeconfig-dir", K_STR, F(kubeconfig_dir), "allowed folder of Path-type kubeconfigs"},
-    {"resyncPeriod", "resync-period", K_DUR, F(resync_ms), "informer resync and periodic reconcile"},
+    {"kubeconfigDir", "kubeconfig-dir", K_STR, F(kubeconfig_dir),
+     "allowed folder of Path-type kubeconfigs"},
+    {"resyncPeriod", "resync-period", K_DUR, F(resync_ms),
+     "informer resync and periodic reconcile"},
     {"probeInterval", "probe-interval", K_DUR, F(probe_interval_ms),
      "reachability probe of connected workers (0 = off)"},
-    {"leaderElection.leaderElect", "leader-elect", K_BOOL, F(leader_elect), "elect a leader with a Lease"},
+    {"leaderElection.leaderElect", "leader-elect", K_BOOL, F(leader_elect),
+     "elect a leader with a Lease"},
     {"leaderElection.leaseName", "lease-name", K_STR, F(lease_name), "name of the Lease"},
-    {"leaderElection.leaseDuration", "lease-duration", K_DUR, F(lease_duration_ms), "lease duration"},
-    {"leaderElection.renewDeadline", "renew-deadline", K_DUR, F(renew_deadline_ms), "renew deadline"},
+    {"leaderElection.leaseDuration", "lease-duration", K_DUR, F(lease_duration_ms),
+     "lease duration"},
+    {"leaderElection.renewDeadline", "renew-deadline", K_DUR, F(renew_deadline_ms),
+     "renew deadline"},
     {"leaderElection.retryPeriod", "retry-period", K_DUR, F(retry_period_ms), "retry period"},
-    {"leaderElection.identity", "identity", K_STR, F(identity), "holder identity (default hostname_random)"},
+    {"leaderElection.identity", "identity", K_STR, F(identity),
+     "holder identity (default hostname_random)"},
 };
 #undef F
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -389,7 +400,7 @@ static int set_key(struct rc_config *c, const struct key *k, const char *v, char
         double d = strtod(v, &end);
         if (errno || !*v || *end)
             goto bad;
-        *(double *)field = d;
+        memcpy(field, &d, sizeof(d)); /* field is a double member */
         return 0;
     }
     case K_BOOL:

@@ -23,8 +23,8 @@
 enum rc_mode { RC_MODE_STANDALONE = 0, RC_MODE_WITH_KUEUE = 1 };
 enum rc_dispatcher { RC_DISPATCH_ALL_AT_ONCE = 0, RC_DISPATCH_INCREMENTAL, RC_DISPATCH_EXTERNAL };
 
-#define RC_DISPATCHER_ALL_AT_ONCE_NAME  "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
-#define RC_DISPATCHER_INCREMENTAL_NAME  "kueue.x-k8s.io/multikueue-dispatcher-incremental"
+#define RC_DISPATCHER_ALL_AT_ONCE_NAME "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
+#define RC_DISPATCHER_INCREMENTAL_NAME "kueue.x-k8s.io/multikueue-dispatcher-incremental"
 
 struct rc_config {
     char origin[64];
@@ -33,9 +33,9 @@ struct rc_config {
     long gc_interval_ms;         /* 0 disables the garbage collector */
     long worker_lost_timeout_ms; /* default 15 min */
     enum rc_dispatcher dispatcher;
-    char dispatcher_name[256]; /* as given (External: the external controller's name) */
-    int step_size;             /* Incremental: clusters added per round, default 3 */
-    long round_ms;             /* Incremental: round length, default 5 min */
+    char dispatcher_name[256];            /* as given (External: the external controller's name) */
+    int step_size;                        /* Incremental: clusters added per round, default 3 */
+    long round_ms;                        /* Incremental: round length, default 5 min */
     char integrations[RC_MAX_KINDS][128]; /* Kueue framework names, e.g. "batch/job" */
     int nintegrations;
     double qps; /* manager client */
@@ -43,10 +43,10 @@ struct rc_config {
     double worker_qps; /* each worker client */
     int worker_burst;
     long worker_timeout_ms; /* per request to a worker */
-    int workers; /* reconcile threads */
+    int workers;            /* reconcile threads */
     enum log_level log_level;
-    char metrics_addr[128]; /* "host:port", ":port"; "" or "0" disables */
-    char kubeconfig[1024];  /* manager kubeconfig; "" = in-cluster */
+    char metrics_addr[128];    /* "host:port", ":port"; "" or "0" disables */
+    char kubeconfig[1024];     /* manager kubeconfig; "" = in-cluster */
     char kubeconfig_dir[1024]; /* allowed folder of Path-type kubeconfigs; "" refuses them */
     long resync_ms;            /* informer resync and periodic requeue */
     long probe_interval_ms;    /* reachability probe of workers, 0 = off */

@@ -64,8 +64,7 @@ json_t *rc_check_clusters(struct rc_ctx *x, const char *check, char *why, size_t
                       ? kcache_get(x->mkconfigs, name)
                       : NULL;
     if (!cfg) {
-        snprintf(why, whylen, "MultiKueueConfig.kueue.x-k8s.io \"%s\" not found",
-                 name ? name : "");
+        snprintf(why, whylen, "MultiKueueConfig.kueue.x-k8s.io \"%s\" not found", name ? name : "");
         goto out;
     }
     out = json_array();

@@ -44,7 +44,7 @@ struct rc_ctx {
     struct wq *queue;
     struct rc_metrics metrics;
 
-    pthread_mutex_t mu; /* guards the maps below; never held across I/O */
+    pthread_mutex_t mu;   /* guards the maps below; never held across I/O */
     struct smap *rounds;  /* Incremental round start (long long * ms) per Workload key */
     struct smap *deleted; /* last state (json_t *) of Workloads deleted before cleanup */
     struct smap *lag;     /* first unsynced remote job event (long long * ms) per key */

@@ -9,9 +9,18 @@
 #include "wlstatus.h"
 
 static const char *const act_names[] = {
-    "wl-status",        "remove-remote", "create-remote-wl", "create-remote-job",
-    "sync-job-status",  "remote-priority", "deactivate-remote", "remove-finalizer",
-    "delete-wl",        "local-suspend", "event",            "count-admitted",
+    "wl-status",
+    "remove-remote",
+    "create-remote-wl",
+    "create-remote-job",
+    "sync-job-status",
+    "remote-priority",
+    "deactivate-remote",
+    "remove-finalizer",
+    "delete-wl",
+    "local-suspend",
+    "event",
+    "count-admitted",
 };
 
 const char *rc_act_name(enum rc_act_type t)
@@ -111,8 +120,8 @@ static const char *check_state(const struct rc_obs *o)
 /* {"admissionChecks": [... check set ...]} plus extra members. */
 static json_t *check_patch(const struct rc_obs *o, const char *state, const char *msg, int bump)
 {
-    json_t *checks = rc_checks_with(jx_get(o->wl, "status.admissionChecks"), o->check, state, msg,
-                                    o->now, bump);
+    json_t *checks =
+        rc_checks_with(jx_get(o->wl, "status.admissionChecks"), o->check, state, msg, o->now, bump);
     return checks ? json_pack("{s:o}", "admissionChecks", checks) : NULL;
 }
 
@@ -183,8 +192,8 @@ static void reject(const struct rc_obs *o, struct rc_plan *p, const char *msg)
     if (patch && o->mode == RC_MODE_STANDALONE) {
         /* Kueue deactivates a Workload whose check is Rejected: no quota */
         char why[2048];
-        snprintf(why, sizeof(why), "Deactivated due to AdmissionCheck in Rejected state: \"%s\" (%s)",
-                 o->check, m);
+        snprintf(why, sizeof(why),
+                 "Deactivated due to AdmissionCheck in Rejected state: \"%s\" (%s)", o->check, m);
         json_t *c = rc_conds_with(jx_get(o->wl, "status.conditions"), "Admitted", "False",
                                   "NoReservation", "The workload has no reservation", o->now);
         if (c && rc_wl_reserved(o->wl)) {
@@ -198,8 +207,7 @@ static void reject(const struct rc_obs *o, struct rc_plan *p, const char *msg)
             json_object_set_new(patch, "admission", json_null());
         }
         set_conds(patch, c);
-        if (m)
-            add_event(p, "Warning", "AdmissionCheckRejected", why);
+        add_event(p, "Warning", "AdmissionCheckRejected", why);
     }
     add_status(p, patch);
     free(m);
@@ -245,8 +253,7 @@ static void cleanup(const struct rc_obs *o, struct rc_plan *p, int release_final
     int stranded = remove_all(o, p, -1, NULL);
     if (stranded)
         requeue(p, o->worker_lost_timeout_ms); /* GC also cleans them on return */
-    if (release_finalizer && o->mode == RC_MODE_STANDALONE &&
-        rc_has_finalizer(o->wl, RC_FINALIZER))
+    if (release_finalizer && o->mode == RC_MODE_STANDALONE && rc_has_finalizer(o->wl, RC_FINALIZER))
         add(p, RC_ACT_REMOVE_FINALIZER, -1);
 }
 
@@ -257,8 +264,8 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
     snprintf(p->step, sizeof(p->step), "winner");
     /* a: persist the choice first (never two remote jobs) */
     if (!jx_str(o->wl, "status.clusterName")) {
-        json_t *patch = json_pack("{s:s,s:n}", "clusterName", win->cluster,
-                                  "nominatedClusterNames");
+        json_t *patch =
+            json_pack("{s:s,s:n}", "clusterName", win->cluster, "nominatedClusterNames");
         add_status(p, patch);
     }
     /* b: the losers go (drifted ones are already being removed) */
@@ -296,9 +303,9 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
                 all = all && st && strcmp(st, "Ready") == 0;
             }
             if (all)
-                set_conds(patch, rc_conds_with(jx_get(o->wl, "status.conditions"), "Admitted",
-                                               "True", "Admitted", "The workload is admitted",
-                                               o->now));
+                set_conds(patch,
+                          rc_conds_with(jx_get(o->wl, "status.conditions"), "Admitted", "True",
+                                        "Admitted", "The workload is admitted", o->now));
         }
         add_status(p, patch);
         add_event(p, "Normal", "MultiKueue", msg);
@@ -312,8 +319,7 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
             a->value = 0;
     }
     /* f: periodic resync */
-    requeue(p, o->worker_lost_timeout_ms < o->resync_ms ? o->worker_lost_timeout_ms
-                                                        : o->resync_ms);
+    requeue(p, o->worker_lost_timeout_ms < o->resync_ms ? o->worker_lost_timeout_ms : o->resync_ms);
 }
 
 void rc_decide(const struct rc_obs *o, struct rc_plan *p)

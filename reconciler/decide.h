@@ -23,11 +23,11 @@
 
 struct rc_remote {
     const char *cluster;
-    int in_config;  /* listed in the MultiKueueConfig */
-    int available;  /* a connected client exists */
+    int in_config;     /* listed in the MultiKueueConfig */
+    int available;     /* a connected client exists */
     long long lost_ms; /* unavailable: how long (monotonic); < 0 = unknown cluster */
-    json_t *wl;     /* remote Workload with our origin (borrowed) or NULL */
-    json_t *job;    /* remote job with our origin (borrowed) or NULL */
+    json_t *wl;        /* remote Workload with our origin (borrowed) or NULL */
+    json_t *job;       /* remote job with our origin (borrowed) or NULL */
 };
 
 struct rc_obs {
@@ -51,18 +51,18 @@ struct rc_obs {
 };
 
 enum rc_act_type {
-    RC_ACT_WL_STATUS,       /* merge-patch the manager Workload's status (patch) */
-    RC_ACT_REMOVE_REMOTE,   /* delete remote job (Background) then remote Workload */
+    RC_ACT_WL_STATUS,     /* merge-patch the manager Workload's status (patch) */
+    RC_ACT_REMOVE_REMOTE, /* delete remote job (Background) then remote Workload */
     RC_ACT_CREATE_REMOTE_WL,
     RC_ACT_CREATE_REMOTE_JOB,
-    RC_ACT_SYNC_JOB_STATUS,  /* remote job status -> local job status */
-    RC_ACT_REMOTE_PRIORITY,  /* update the remote Workload's priority in place */
+    RC_ACT_SYNC_JOB_STATUS,   /* remote job status -> local job status */
+    RC_ACT_REMOTE_PRIORITY,   /* update the remote Workload's priority in place */
     RC_ACT_DEACTIVATE_REMOTE, /* DeactivationTarget on the remote Workload (message) */
-    RC_ACT_REMOVE_FINALIZER, /* our finalizer off the manager Workload */
-    RC_ACT_DELETE_WL,        /* delete the manager Workload (its job is gone) */
-    RC_ACT_LOCAL_SUSPEND,    /* set the local job's suspend flag to `value` */
-    RC_ACT_EVENT,            /* an Event on the manager Workload */
-    RC_ACT_COUNT_ADMITTED,   /* multikueue_workloads_admitted_total{cluster} */
+    RC_ACT_REMOVE_FINALIZER,  /* our finalizer off the manager Workload */
+    RC_ACT_DELETE_WL,         /* delete the manager Workload (its job is gone) */
+    RC_ACT_LOCAL_SUSPEND,     /* set the local job's suspend flag to `value` */
+    RC_ACT_EVENT,             /* an Event on the manager Workload */
+    RC_ACT_COUNT_ADMITTED,    /* multikueue_workloads_admitted_total{cluster} */
 };
 
 struct rc_act {
@@ -70,7 +70,7 @@ struct rc_act {
     int cluster;   /* index into obs->remotes, -1 when not about a cluster */
     json_t *patch; /* RC_ACT_WL_STATUS: the status merge patch (owned) */
     int value;
-    char etype[16];  /* RC_ACT_EVENT: Normal / Warning */
+    char etype[16]; /* RC_ACT_EVENT: Normal / Warning */
     char reason[64];
     char message[1024];
 };

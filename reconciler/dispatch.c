@@ -25,11 +25,10 @@ json_t *rc_remote_workload(const json_t *wl, const char *origin)
     }
     json_object_del(labels, RC_JOB_UID);
     json_object_set_new(labels, MK_ORIGIN_LABEL, json_string(origin));
-    json_t *out = json_pack("{s:s,s:s,s:{s:s?,s:s?,s:o},s:O?}", "apiVersion",
-                            "kueue.x-k8s.io/v1beta2", "kind", "Workload", "metadata", "name",
-                            jx_str(wl, "metadata.name"), "namespace",
-                            jx_str(wl, "metadata.namespace"), "labels", labels, "spec",
-                            jx_get(wl, "spec"));
+    json_t *out =
+        json_pack("{s:s,s:s,s:{s:s?,s:s?,s:o},s:O?}", "apiVersion", "kueue.x-k8s.io/v1beta2",
+                  "kind", "Workload", "metadata", "name", jx_str(wl, "metadata.name"), "namespace",
+                  jx_str(wl, "metadata.namespace"), "labels", labels, "spec", jx_get(wl, "spec"));
     json_t *ann = jx_get(wl, "metadata.annotations");
     if (out && json_is_object(ann) && json_object_size(ann))
         jx_set(out, "metadata.annotations", json_deep_copy(ann));
@@ -255,10 +254,9 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
     if (rs)
         round = *rs;
     pthread_mutex_unlock(&x->mu);
-    if (h->clusters &&
-        rc_nominate(x->cfg->dispatcher, h->clusters, connected,
-                    jx_get(wl, "status.nominatedClusterNames"), x->cfg->step_size,
-                    x->cfg->round_ms, round, now, &h->nom) == 0) {
+    if (h->clusters && rc_nominate(x->cfg->dispatcher, h->clusters, connected,
+                                   jx_get(wl, "status.nominatedClusterNames"), x->cfg->step_size,
+                                   x->cfg->round_ms, round, now, &h->nom) == 0) {
         h->have_nom = 1;
         o->nominated = h->nom.clusters;
         o->dispatcher_writes = x->cfg->dispatcher != RC_DISPATCH_EXTERNAL;
@@ -269,8 +267,8 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
 
 /* ---- actions ------------------------------------------------------------------ */
 
-static void remote_failed(struct rc_ctx *x, const char *cluster, const char *what,
-                          const char *name, const struct kc_status *st)
+static void remote_failed(struct rc_ctx *x, const char *cluster, const char *what, const char *name,
+                          const struct kc_status *st)
 {
     rc_metric_remote_error(&x->metrics, cluster, st->http);
     LOG_W(LG, "remote call failed", "cluster", cluster, "op", what, "object", name, "error",
@@ -293,13 +291,13 @@ static int wl_status(struct rc_ctx *x, json_t **cur, json_t *status)
         return -1;
     json_t *out = NULL;
     struct kc_status st;
-    int rc = kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),
-                      jx_str(*cur, "metadata.name"), "status", KC_PATCH_MERGE, body, NULL, &out,
-                      &st);
+    int rc =
+        kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),
+                 jx_str(*cur, "metadata.name"), "status", KC_PATCH_MERGE, body, NULL, &out, &st);
     json_decref(body);
     if (rc < 0) {
-        LOG_I(LG, "workload status not written", "workload", jx_str(*cur, "metadata.name"),
-              "error", st.message);
+        LOG_I(LG, "workload status not written", "workload", jx_str(*cur, "metadata.name"), "error",
+              st.message);
         return -1;
     }
     json_decref(*cur);
@@ -317,8 +315,8 @@ static int remove_remote(struct rc_ctx *x, struct held *h, int i)
     if (r->job && h->obs.kind) {
         struct kc_resource res = mk_kind_resource(h->obs.kind);
         if (kc_delete(c, &res, jx_str(r->job, "metadata.namespace"),
-                      jx_str(r->job, "metadata.name"), "Background",
-                      jx_str(r->job, "metadata.uid"), &st) < 0 &&
+                      jx_str(r->job, "metadata.name"), "Background", jx_str(r->job, "metadata.uid"),
+                      &st) < 0 &&
             !kc_is_not_found(&st) && st.http != 409) {
             remote_failed(x, r->cluster, "delete job", jx_str(r->job, "metadata.name"), &st);
             return -1;
@@ -339,8 +337,8 @@ static int remove_remote(struct rc_ctx *x, struct held *h, int i)
             }
             json_t *p = json_pack("{s:{s:s?,s:o}}", "metadata", "resourceVersion",
                                   jx_str(r->wl, "metadata.resourceVersion"), "finalizers", rest);
-            int rc = p ? kc_patch(c, &WORKLOADS, ns, n, NULL, KC_PATCH_MERGE, p, NULL, NULL, &st)
-                       : -1;
+            int rc =
+                p ? kc_patch(c, &WORKLOADS, ns, n, NULL, KC_PATCH_MERGE, p, NULL, NULL, &st) : -1;
             json_decref(p);
             if (rc < 0 && !kc_is_not_found(&st)) {
                 remote_failed(x, r->cluster, "remove finalizer", n, &st);
@@ -426,8 +424,8 @@ static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *
     *deferred = 0;
     if (!r->job || !h->obs.job || !h->obs.kind)
         return 0;
-    json_t *patch = rc_job_status_patch(h->obs.kind, h->obs.job, r->job,
-                                        h->obs.managed_by_honoured, deferred);
+    json_t *patch =
+        rc_job_status_patch(h->obs.kind, h->obs.job, r->job, h->obs.managed_by_honoured, deferred);
     if (!patch)
         return 0;
     struct kc_resource res = mk_kind_resource(h->obs.kind);
@@ -459,15 +457,15 @@ static int deactivate_remote(struct rc_ctx *x, struct held *h, int i, const char
         return -1;
     json_t *conds = rc_conds_with(jx_get(r->wl, "status.conditions"), "DeactivationTarget", "True",
                                   "EvictedOnManagerCluster", msg, h->now);
-    json_t *p = conds ? json_pack("{s:{s:s?},s:{s:o}}", "metadata", "resourceVersion",
-                                  jx_str(r->wl, "metadata.resourceVersion"), "status",
-                                  "conditions", conds)
-                      : NULL;
+    json_t *p =
+        conds ? json_pack("{s:{s:s?},s:{s:o}}", "metadata", "resourceVersion",
+                          jx_str(r->wl, "metadata.resourceVersion"), "status", "conditions", conds)
+              : NULL;
     struct kc_status st;
-    int rc = p ? kc_patch(c, &WORKLOADS, jx_str(r->wl, "metadata.namespace"),
-                          jx_str(r->wl, "metadata.name"), "status", KC_PATCH_MERGE, p, NULL,
-                          NULL, &st)
-               : -1;
+    int rc =
+        p ? kc_patch(c, &WORKLOADS, jx_str(r->wl, "metadata.namespace"),
+                     jx_str(r->wl, "metadata.name"), "status", KC_PATCH_MERGE, p, NULL, NULL, &st)
+          : -1;
     json_decref(p);
     if (rc < 0 && p)
         remote_failed(x, r->cluster, "deactivate", jx_str(r->wl, "metadata.name"), &st);
@@ -544,9 +542,9 @@ static int local_suspend(struct rc_ctx *x, struct held *h, int value)
     }
     struct kc_resource res = mk_kind_resource(h->obs.kind);
     struct kc_status st;
-    int rc = kc_patch(x->mgr, &res, jx_str(h->obs.job, "metadata.namespace"),
-                      jx_str(h->obs.job, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, NULL,
-                      &st);
+    int rc =
+        kc_patch(x->mgr, &res, jx_str(h->obs.job, "metadata.namespace"),
+                 jx_str(h->obs.job, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, NULL, &st);
     json_decref(p);
     return rc < 0 ? -1 : 0;
 }

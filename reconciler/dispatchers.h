@@ -10,10 +10,10 @@
 #include "config.h"
 
 struct rc_nomination {
-    json_t *clusters;   /* the nominated clusters (new reference) */
-    int new_round;      /* Incremental: a new round starts now */
-    long requeue_ms;    /* look again after this long (-1: not needed) */
-    char error[128];    /* e.g. "no more workers to nominate" ("" when fine) */
+    json_t *clusters; /* the nominated clusters (new reference) */
+    int new_round;    /* Incremental: a new round starts now */
+    long requeue_ms;  /* look again after this long (-1: not needed) */
+    char error[128];  /* e.g. "no more workers to nominate" ("" when fine) */
 };
 
 /* config_clusters: the MultiKueueConfig's clusters in config order;

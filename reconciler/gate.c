@@ -87,8 +87,9 @@ void rc_gate_forget(struct rc_ctx *x, const char *key)
 static int reserved_now(struct rc_ctx *x, const char *key, const json_t *wl)
 {
     int reserved = rc_wl_reserved(wl);
-    long long rv = strtoll(jx_str(wl, "metadata.resourceVersion") ? jx_str(wl,
-                           "metadata.resourceVersion") : "0", NULL, 10);
+    long long rv = strtoll(
+        jx_str(wl, "metadata.resourceVersion") ? jx_str(wl, "metadata.resourceVersion") : "0", NULL,
+        10);
     pthread_mutex_lock(&x->mu);
     struct rc_assumed *a = smap_get(x->assumed, key);
     if (a) {
@@ -148,10 +149,10 @@ static int write_status(struct rc_ctx *x, json_t *wl, json_t *status, json_t **o
     json_t *body = json_pack("{s:{s:s?},s:o}", "metadata", "resourceVersion",
                              jx_str(wl, "metadata.resourceVersion"), "status", status);
     struct kc_status st;
-    int rc = body ? kc_patch(x->mgr, &WORKLOADS, jx_str(wl, "metadata.namespace"),
-                             jx_str(wl, "metadata.name"), "status", KC_PATCH_MERGE, body, NULL,
-                             out, &st)
-                  : -1;
+    int rc =
+        body ? kc_patch(x->mgr, &WORKLOADS, jx_str(wl, "metadata.namespace"),
+                        jx_str(wl, "metadata.name"), "status", KC_PATCH_MERGE, body, NULL, out, &st)
+             : -1;
     json_decref(body);
     if (rc < 0 && body)
         LOG_D(LG, "gate write failed", "workload", jx_str(wl, "metadata.name"), "error",
@@ -226,8 +227,8 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
             if (s && r && m && !strcmp(s, "False") && !strcmp(r, it->reason) &&
                 !strcmp(m, it->message))
                 continue;
-            json_t *conds = rc_conds_with(jx_get(wl, "status.conditions"), "QuotaReserved",
-                                          "False", it->reason, it->message, now);
+            json_t *conds = rc_conds_with(jx_get(wl, "status.conditions"), "QuotaReserved", "False",
+                                          it->reason, it->message, now);
             json_t *patch = conds ? json_pack("{s:o}", "conditions", conds) : NULL;
             if (!patch || write_status(x, wl, patch, NULL) < 0)
                 rc = -1;

@@ -8,8 +8,7 @@
 
 int rc_job_finished(const json_t *job)
 {
-    static const char *const done[] = {"Complete", "Completed", "Failed", "Succeeded",
-                                       "Finished"};
+    static const char *const done[] = {"Complete", "Completed", "Failed", "Succeeded", "Finished"};
     for (size_t i = 0; i < sizeof(done) / sizeof(done[0]); i++)
         if (rc_cond_true(job, done[i]))
             return 1;

@@ -66,10 +66,10 @@ json_t *rc_lease_record(const json_t *cur, const char *ns, const char *name, con
 {
     char now[40];
     micro_now(now);
-    json_t *l = cur ? json_deep_copy(cur)
-                    : json_pack("{s:s,s:s,s:{s:s,s:s},s:{}}", "apiVersion",
-                                "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name", name,
-                                "namespace", ns, "spec");
+    json_t *l =
+        cur ? json_deep_copy(cur)
+            : json_pack("{s:s,s:s,s:{s:s,s:s},s:{}}", "apiVersion", "coordination.k8s.io/v1",
+                        "kind", "Lease", "metadata", "name", name, "namespace", ns, "spec");
     if (!l)
         return NULL;
     json_t *spec = json_object_get(l, "spec");

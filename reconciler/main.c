@@ -441,7 +441,10 @@ static void *ticker(void *arg)
             json_t *names = mkcs_names(a->x.clusters);
             size_t i;
             json_t *n;
-            json_array_foreach(names, i, n) rc_enqueue(&a->x, 'g', json_string_value(n));
+            json_array_foreach(names, i, n)
+            {
+                rc_enqueue(&a->x, 'g', json_string_value(n));
+            }
             json_decref(names);
         }
         if (now - last_trim >= 30000) {
@@ -542,9 +545,9 @@ static int setup(struct app *a, char *err, size_t errlen)
         if (x->kinds[x->nkinds])
             x->nkinds++;
     }
-    int rc = a->cfg.kubeconfig[0] ? kcfg_load_file(a->cfg.kubeconfig, NULL, KCFG_TRUSTED,
-                                                   &a->mgr_cfg, err, errlen)
-                                  : kcfg_in_cluster(NULL, &a->mgr_cfg, err, errlen);
+    int rc = a->cfg.kubeconfig[0]
+                 ? kcfg_load_file(a->cfg.kubeconfig, NULL, KCFG_TRUSTED, &a->mgr_cfg, err, errlen)
+                 : kcfg_in_cluster(NULL, &a->mgr_cfg, err, errlen);
     if (rc < 0)
         return -1;
     struct kc_options ko = {.qps = a->cfg.qps, .burst = a->cfg.burst, .timeout_ms = 15000};
@@ -578,22 +581,22 @@ static int setup(struct app *a, char *err, size_t errlen)
     const struct kcache_handlers cfh = {config_event, config_update, config_event, a};
     const struct kcache_handlers mkh = {mkc_event, mkc_update, mkc_event, a};
     const struct kcache_handlers sch = {secret_event, secret_update, secret_event, a};
-    if (add_informer(a, (struct kc_resource){G, V, "workloads", 1}, NULL, &x->workloads, &wlh,
-                     0) < 0 ||
+    if (add_informer(a, (struct kc_resource){G, V, "workloads", 1}, NULL, &x->workloads, &wlh, 0) <
+            0 ||
         add_informer(a, (struct kc_resource){G, V, "localqueues", 1}, NULL, &x->localqueues, &lqh,
                      0) < 0 ||
         add_informer(a, (struct kc_resource){G, V, "clusterqueues", 0}, NULL, &x->clusterqueues,
                      &cqh, 0) < 0 ||
-        add_informer(a, (struct kc_resource){G, V, "admissionchecks", 0}, NULL,
-                     &x->admissionchecks, &ach, 0) < 0 ||
+        add_informer(a, (struct kc_resource){G, V, "admissionchecks", 0}, NULL, &x->admissionchecks,
+                     &ach, 0) < 0 ||
         add_informer(a, (struct kc_resource){G, V, "multikueueconfigs", 0}, NULL, &x->mkconfigs,
                      &cfh, 0) < 0 ||
-        add_informer(a, (struct kc_resource){G, V, "multikueueclusters", 0}, NULL,
-                     &x->mkclusters, &mkh, 0) < 0 ||
-        add_informer(a, (struct kc_resource){"", "v1", "secrets", 1}, a->cfg.namespace,
-                     &x->secrets, &sch, 0) < 0 ||
-        add_informer(a, (struct kc_resource){"scheduling.k8s.io", "v1", "priorityclasses", 0},
-                     NULL, &x->priorityclasses, NULL, 1) < 0) {
+        add_informer(a, (struct kc_resource){G, V, "multikueueclusters", 0}, NULL, &x->mkclusters,
+                     &mkh, 0) < 0 ||
+        add_informer(a, (struct kc_resource){"", "v1", "secrets", 1}, a->cfg.namespace, &x->secrets,
+                     &sch, 0) < 0 ||
+        add_informer(a, (struct kc_resource){"scheduling.k8s.io", "v1", "priorityclasses", 0}, NULL,
+                     &x->priorityclasses, NULL, 1) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -615,9 +618,10 @@ static int setup(struct app *a, char *err, size_t errlen)
     struct mkcs_watch watches[1 + RC_MAX_KINDS];
     watches[0] = (struct mkcs_watch){{G, V, "workloads", 1}, selector, remote_wl_event, a};
     for (int k = 0; k < x->nkinds; k++)
-        watches[1 + k] = (struct mkcs_watch){mk_kind_resource(x->kinds[k]), selector,
-                                             remote_job_event, a};
-    struct kc_options wko = {.qps = a->cfg.worker_qps, .burst = a->cfg.worker_burst,
+        watches[1 + k] =
+            (struct mkcs_watch){mk_kind_resource(x->kinds[k]), selector, remote_job_event, a};
+    struct kc_options wko = {.qps = a->cfg.worker_qps,
+                             .burst = a->cfg.worker_burst,
                              .timeout_ms = a->cfg.worker_timeout_ms,
                              .connect_timeout_ms = 3000};
     struct mkcs_options mo = {
@@ -702,8 +706,8 @@ int main(int argc, char **argv)
         goto out;
     }
     LOG_I(LG, "starting", "version", MKUEUE_VERSION, "mode",
-          a->cfg.mode == RC_MODE_STANDALONE ? "standalone" : "with-kueue", "origin",
-          a->cfg.origin, "dispatcher", a->cfg.dispatcher_name, "identity", a->cfg.identity);
+          a->cfg.mode == RC_MODE_STANDALONE ? "standalone" : "with-kueue", "origin", a->cfg.origin,
+          "dispatcher", a->cfg.dispatcher_name, "identity", a->cfg.identity);
     if (a->cfg.metrics_addr[0] && strcmp(a->cfg.metrics_addr, "0") != 0) {
         a->http = rc_http_start(a->cfg.metrics_addr, &a->x.metrics, ready, before_render, a, err,
                                 sizeof(err));

@@ -38,7 +38,7 @@ enum rc_gate_decision { RC_GATE_HOLDS = 0, RC_GATE_RESERVE, RC_GATE_WAIT };
 
 struct rc_gate_item {
     /* in */
-    const char *key;     /* "ns/name" */
+    const char *key; /* "ns/name" */
     long long priority;
     const char *created; /* creationTimestamp */
     struct rc_res req;

@@ -37,11 +37,12 @@ int rc_metrics_init(struct rc_metrics *m)
                                "Remote Workloads created on worker clusters.", mk);
     m->admitted = mt_counter(m->reg, "multikueue_workloads_admitted_total",
                              "Times the MultiKueue admission check became Ready for a worker.", mk);
-    m->connected = mt_gauge(m->reg, "mkueue_cluster_connected",
-                            "1 when every watch on the worker cluster is connected and synced.", cl);
-    m->reconcile = mt_histogram(m->reg, "mkueue_reconcile_duration_seconds",
-                                "Duration of one reconcile, by kind of key and result.", rk, NULL,
-                                0);
+    m->connected =
+        mt_gauge(m->reg, "mkueue_cluster_connected",
+                 "1 when every watch on the worker cluster is connected and synced.", cl);
+    m->reconcile =
+        mt_histogram(m->reg, "mkueue_reconcile_duration_seconds",
+                     "Duration of one reconcile, by kind of key and result.", rk, NULL, 0);
     m->depth = mt_gauge(m->reg, "mkueue_workqueue_depth", "Keys waiting in the work queue.", NULL);
     m->sync_lag = mt_histogram(m->reg, "mkueue_status_sync_lag_seconds",
                                "From a remote job event to its status written on the manager.",
@@ -49,8 +50,8 @@ int rc_metrics_init(struct rc_metrics *m)
     m->remote_err = mt_counter(m->reg, "mkueue_remote_api_errors_total",
                                "Failed API calls to worker clusters, by HTTP code.", re);
     m->leader = mt_gauge(m->reg, "mkueue_leader", "1 while this replica is the leader.", NULL);
-    m->tracked = mt_gauge(m->reg, "mkueue_tracked_workloads", "Manager Workloads in the cache.",
-                          NULL);
+    m->tracked =
+        mt_gauge(m->reg, "mkueue_tracked_workloads", "Manager Workloads in the cache.", NULL);
     m->gc_deleted = mt_counter(m->reg, "mkueue_gc_deleted_total",
                                "Orphaned remote objects deleted by the garbage collector.", cl);
     m->quota = mt_counter(m->reg, "mkueue_quota_reservations_total",
@@ -149,15 +150,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
             return reply(conn, 500, "text/plain", "render failed\n", 14, 0);
         }
         size_t len = b.len;
-        return reply(conn, 200, "text/plain; version=0.0.4; charset=utf-8", buf_steal(&b), len,
-                     1);
+        return reply(conn, 200, "text/plain; version=0.0.4; charset=utf-8", buf_steal(&b), len, 1);
     }
     return reply(conn, 404, "text/plain", "not found\n", 10, 0);
 }
 
 struct rc_http *rc_http_start(const char *addr, struct rc_metrics *m, int (*ready)(void *ud),
-                              void (*before_render)(void *ud), void *ud, char *err,
-                              size_t errlen)
+                              void (*before_render)(void *ud), void *ud, char *err, size_t errlen)
 {
     const char *colon = strrchr(addr, ':');
     if (!colon) {

@@ -68,8 +68,8 @@ static json_t *truncated(const char *s, size_t max)
     return json_stringn(s, n);
 }
 
-json_t *rc_conds_with(const json_t *conds, const char *type, const char *status,
-                      const char *reason, const char *message, const char *now)
+json_t *rc_conds_with(const json_t *conds, const char *type, const char *status, const char *reason,
+                      const char *message, const char *now)
 {
     json_t *out = json_is_array(conds) ? json_deep_copy(conds) : json_array();
     if (!out)
@@ -82,8 +82,8 @@ json_t *rc_conds_with(const json_t *conds, const char *type, const char *status,
         if (old && oldt && strcmp(old, status) == 0)
             ltt = oldt;
     }
-    json_t *n = json_pack("{s:s,s:s,s:s,s:o,s:s}", "type", type, "status", status, "reason",
-                          reason, "message", truncated(message ? message : "", RC_MAX_CMSG),
+    json_t *n = json_pack("{s:s,s:s,s:s,s:o,s:s}", "type", type, "status", status, "reason", reason,
+                          "message", truncated(message ? message : "", RC_MAX_CMSG),
                           "lastTransitionTime", ltt);
     if (!n)
         goto fail;

@@ -7,10 +7,10 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#define RC_FINALIZER  "kueue.x-k8s.io/resource-in-use"
-#define RC_JOB_UID    "kueue.x-k8s.io/job-uid"
-#define RC_MAX_MSG    32768 /* admission check message limit */
-#define RC_MAX_CMSG   32768 /* condition message limit */
+#define RC_FINALIZER "kueue.x-k8s.io/resource-in-use"
+#define RC_JOB_UID   "kueue.x-k8s.io/job-uid"
+#define RC_MAX_MSG   32768 /* admission check message limit */
+#define RC_MAX_CMSG  32768 /* condition message limit */
 
 /* Wall-clock time now as RFC 3339 UTC with seconds ("2024-05-01T10:00:00Z"). */
 void rc_now_rfc3339(char out[32]);
@@ -22,8 +22,8 @@ int rc_cond_true(const json_t *obj, const char *type);
 /* A new copy of `conds` (may be NULL) with the condition set; its
  * lastTransitionTime is `now` when the status changes, else kept. Returns a
  * new reference, NULL on oom. */
-json_t *rc_conds_with(const json_t *conds, const char *type, const char *status,
-                      const char *reason, const char *message, const char *now);
+json_t *rc_conds_with(const json_t *conds, const char *type, const char *status, const char *reason,
+                      const char *message, const char *now);
 
 /* status.admissionChecks entry of that name (borrowed) or NULL. */
 json_t *rc_check_find(const json_t *wl, const char *name);
@@ -37,10 +37,10 @@ json_t *rc_checks_with(const json_t *checks, const char *name, const char *state
 char *rc_msg_previously(const char *msg, const char *prev);
 
 /* Workload predicates. */
-int rc_wl_reserved(const json_t *wl); /* QuotaReserved=True */
-int rc_wl_finished(const json_t *wl); /* Finished=True */
-int rc_wl_evicted(const json_t *wl);  /* Evicted=True */
-int rc_wl_admitted(const json_t *wl); /* Admitted=True */
+int rc_wl_reserved(const json_t *wl);  /* QuotaReserved=True */
+int rc_wl_finished(const json_t *wl);  /* Finished=True */
+int rc_wl_evicted(const json_t *wl);   /* Evicted=True */
+int rc_wl_admitted(const json_t *wl);  /* Admitted=True */
 int rc_wl_deleting(const json_t *obj); /* metadata.deletionTimestamp set */
 int rc_has_finalizer(const json_t *obj, const char *finalizer);
 

@@ -11,8 +11,7 @@ static const char *LG = "workload";
 static const struct kc_resource WORKLOADS = {"kueue.x-k8s.io", "v1beta2", "workloads", 1};
 
 json_t *rc_build_workload(const struct mk_kind *k, const json_t *job, const char *queue,
-                          const char *priority_class, long long priority, char *err,
-                          size_t errlen)
+                          const char *priority_class, long long priority, char *err, size_t errlen)
 {
     const char *ns = jx_str(job, "metadata.namespace");
     const char *name = jx_str(job, "metadata.name");

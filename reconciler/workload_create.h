@@ -13,8 +13,7 @@
  * (may be NULL) is the pod template's PriorityClass name and `priority` its
  * value. */
 json_t *rc_build_workload(const struct mk_kind *k, const json_t *job, const char *queue,
-                          const char *priority_class, long long priority, char *err,
-                          size_t errlen);
+                          const char *priority_class, long long priority, char *err, size_t errlen);
 
 /* The initial status patch: every check of the ClusterQueue Pending (new
  * reference). checks is an array of names. */

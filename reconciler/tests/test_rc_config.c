@@ -141,8 +141,14 @@ static void test_flags_override_file(void **state)
     assert_true(fd >= 0);
     assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
     close(fd);
-    char *argv[] = {"rc",        "--origin=flag-origin", "--config",   path,
-                    "--workers", "2",                    "--leader-elect", "--dispatcher=External-x",
+    char *argv[] = {"rc",
+                    "--origin=flag-origin",
+                    "--config",
+                    path,
+                    "--workers",
+                    "2",
+                    "--leader-elect",
+                    "--dispatcher=External-x",
                     NULL};
     struct rc_config c;
     char err[256] = "";
@@ -150,7 +156,7 @@ static void test_flags_override_file(void **state)
     assert_int_equal(rc_config_from_args(&c, 8, argv, err, sizeof(err)), 0);
     unlink(path);
     assert_string_equal(c.origin, "flag-origin"); /* the flag wins although it comes first */
-    assert_string_equal(c.namespace, "mk");        /* from the file */
+    assert_string_equal(c.namespace, "mk");       /* from the file */
     assert_int_equal(c.workers, 2);
     assert_int_equal(c.leader_elect, 1); /* a bare boolean flag */
     assert_int_equal(c.dispatcher, RC_DISPATCH_EXTERNAL);
@@ -248,10 +254,14 @@ static void test_integration_kinds(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_durations),         cmocka_unit_test(test_defaults_are_kueues),
-        cmocka_unit_test(test_yaml),              cmocka_unit_test(test_yaml_errors),
-        cmocka_unit_test(test_flags_override_file), cmocka_unit_test(test_flag_errors),
-        cmocka_unit_test(test_validate),          cmocka_unit_test(test_integration_kinds),
+        cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_defaults_are_kueues),
+        cmocka_unit_test(test_yaml),
+        cmocka_unit_test(test_yaml_errors),
+        cmocka_unit_test(test_flags_override_file),
+        cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_validate),
+        cmocka_unit_test(test_integration_kinds),
     };
     return cmocka_run_group_tests_name("rc_config", tests, NULL, NULL);
 }

@@ -11,9 +11,9 @@
 #include "../wlstatus.h"
 #include "jsonx.h"
 
-#define T0 "2024-01-01T00:00:00Z"
-#define T1 "2024-01-01T00:00:01Z"
-#define T2 "2024-01-01T00:00:02Z"
+#define T0  "2024-01-01T00:00:00Z"
+#define T1  "2024-01-01T00:00:01Z"
+#define T2  "2024-01-01T00:00:02Z"
 #define NOW "2024-01-01T01:00:00Z"
 
 extern const struct mk_kind mk_kind_job;
@@ -29,15 +29,15 @@ static void set_cond(json_t *obj, const char *type, const char *status, const ch
 /* A manager Workload with the MultiKueue check in `state`. */
 static json_t *manager_wl(const char *state, const char *cluster, int reserved)
 {
-    json_t *wl = json_pack(
-        "{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:[s],s:[{s:s,s:s,s:s,s:s,s:b}]},"
-        "s:{s:s,s:i,s:[{s:s,s:i,s:{}}]},s:{s:[{s:s,s:s,s:s,s:s}]}}",
-        "apiVersion", "kueue.x-k8s.io/v1beta2", "kind", "Workload", "metadata", "name",
-        "job-a-12345", "namespace", "ns", "uid", "wl-uid", "resourceVersion", "10", "finalizers",
-        RC_FINALIZER, "ownerReferences", "apiVersion", "batch/v1", "kind", "Job", "name", "a",
-        "uid", "job-uid", "controller", 1, "spec", "queueName", "team-a", "priority", 0,
-        "podSets", "name", "main", "count", 1, "template", "status", "admissionChecks", "name",
-        "mk", "state", state, "message", "", "lastTransitionTime", T0);
+    json_t *wl = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:[s],s:[{s:s,s:s,s:s,s:s,s:b}]},"
+                           "s:{s:s,s:i,s:[{s:s,s:i,s:{}}]},s:{s:[{s:s,s:s,s:s,s:s}]}}",
+                           "apiVersion", "kueue.x-k8s.io/v1beta2", "kind", "Workload", "metadata",
+                           "name", "job-a-12345", "namespace", "ns", "uid", "wl-uid",
+                           "resourceVersion", "10", "finalizers", RC_FINALIZER, "ownerReferences",
+                           "apiVersion", "batch/v1", "kind", "Job", "name", "a", "uid", "job-uid",
+                           "controller", 1, "spec", "queueName", "team-a", "priority", 0, "podSets",
+                           "name", "main", "count", 1, "template", "status", "admissionChecks",
+                           "name", "mk", "state", state, "message", "", "lastTransitionTime", T0);
     assert_non_null(wl);
     if (reserved)
         set_cond(wl, "QuotaReserved", "True", "QuotaReserved", "Quota reserved", T0);

@@ -43,9 +43,8 @@ static void test_all_at_once(void **state)
     json_t *clusters = parse("[\"zeta\",\"alpha\",\"mid\"]");
     int connected[] = {1, 1, 0};
     struct rc_nomination n;
-    assert_int_equal(rc_nominate(RC_DISPATCH_ALL_AT_ONCE, clusters, connected, NULL, 3, 1000, 0,
-                                 5000, &n),
-                     0);
+    assert_int_equal(
+        rc_nominate(RC_DISPATCH_ALL_AT_ONCE, clusters, connected, NULL, 3, 1000, 0, 5000, &n), 0);
     json_t *want = parse("[\"alpha\",\"zeta\"]"); /* connected ones, by name */
     assert_true(json_equal(n.clusters, want));
     assert_int_equal(n.requeue_ms, -1);
@@ -61,9 +60,8 @@ static void test_incremental_rounds(void **state)
     int connected[] = {1, 1, 1};
     struct rc_nomination n;
     /* t0: the first one, in config order; a round starts */
-    assert_int_equal(rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, NULL, 1, 300000, 0,
-                                 1000, &n),
-                     0);
+    assert_int_equal(
+        rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, NULL, 1, 300000, 0, 1000, &n), 0);
     json_t *want = parse("[\"onprem\"]");
     assert_true(json_equal(n.clusters, want));
     assert_true(n.new_round);
@@ -72,18 +70,18 @@ static void test_incremental_rounds(void **state)
     json_t *cur = json_incref(n.clusters);
     rc_nomination_clear(&n);
     /* within the round: unchanged, look again when it ends */
-    assert_int_equal(rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, cur, 1, 300000,
-                                 1000, 61000, &n),
-                     0);
+    assert_int_equal(
+        rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, cur, 1, 300000, 1000, 61000, &n),
+        0);
     assert_true(json_equal(n.clusters, cur));
     assert_false(n.new_round);
     assert_int_equal(n.requeue_ms, 240000);
     rc_nomination_clear(&n);
     /* round over: the next one is appended; disconnected ones are skipped */
     connected[1] = 0;
-    assert_int_equal(rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, cur, 1, 300000,
-                                 1000, 301000, &n),
-                     0);
+    assert_int_equal(
+        rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, cur, 1, 300000, 1000, 301000, &n),
+        0);
     want = parse("[\"onprem\",\"gcp\"]");
     assert_true(json_equal(n.clusters, want));
     json_decref(want);
@@ -100,9 +98,8 @@ static void test_incremental_rounds(void **state)
     rc_nomination_clear(&n);
     /* a step of 3 takes three at once */
     connected[1] = 1;
-    assert_int_equal(rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, NULL, 3, 300000, 0,
-                                 1, &n),
-                     0);
+    assert_int_equal(
+        rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, NULL, 3, 300000, 0, 1, &n), 0);
     assert_int_equal(json_array_size(n.clusters), 3);
     rc_nomination_clear(&n);
     json_decref(cur);
@@ -116,8 +113,8 @@ static void test_external(void **state)
     int connected[] = {1, 1};
     json_t *cur = parse("[\"b\",\"not-in-config\",\"b\"]");
     struct rc_nomination n;
-    assert_int_equal(
-        rc_nominate(RC_DISPATCH_EXTERNAL, clusters, connected, cur, 3, 1000, 0, 1, &n), 0);
+    assert_int_equal(rc_nominate(RC_DISPATCH_EXTERNAL, clusters, connected, cur, 3, 1000, 0, 1, &n),
+                     0);
     json_t *want = parse("[\"b\"]");
     assert_true(json_equal(n.clusters, want));
     rc_nomination_clear(&n);
@@ -232,8 +229,7 @@ static void test_job_status_patch(void **state)
     /* ... not when the remote finished, nor when managedBy is not honoured */
     assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 0, &deferred));
     json_decref(p);
-    jx_set(remote, "status.conditions",
-           parse("[{\"type\":\"Complete\",\"status\":\"True\"}]"));
+    jx_set(remote, "status.conditions", parse("[{\"type\":\"Complete\",\"status\":\"True\"}]"));
     assert_true(rc_job_finished(remote));
     assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred));
     assert_false(deferred);

@@ -23,13 +23,14 @@ static json_t *parse(const char *s)
 static void test_pod_requests(void **state)
 {
     (void)state;
-    json_t *spec = parse("{\"containers\":["
-                         " {\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}},"
-                         " {\"resources\":{\"limits\":{\"cpu\":\"1\",\"nvidia.com/gpu\":2}}},"
-                         " {\"resources\":{\"requests\":{\"cpu\":\"100m\"},\"limits\":{\"cpu\":\"4\"}}}],"
-                         "\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"3\"}}},"
-                         " {\"resources\":{\"requests\":{\"memory\":\"10Mi\"}}}],"
-                         "\"overhead\":{\"cpu\":\"10m\"}}");
+    json_t *spec =
+        parse("{\"containers\":["
+              " {\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}},"
+              " {\"resources\":{\"limits\":{\"cpu\":\"1\",\"nvidia.com/gpu\":2}}},"
+              " {\"resources\":{\"requests\":{\"cpu\":\"100m\"},\"limits\":{\"cpu\":\"4\"}}}],"
+              "\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"3\"}}},"
+              " {\"resources\":{\"requests\":{\"memory\":\"10Mi\"}}}],"
+              "\"overhead\":{\"cpu\":\"10m\"}}");
     struct rc_res r;
     char err[128];
     assert_int_equal(rc_pod_requests(spec, &r, err, sizeof(err)), 0);
@@ -53,8 +54,10 @@ static void test_workload_requests(void **state)
 {
     (void)state;
     json_t *wl = parse("{\"spec\":{\"podSets\":["
-                       "{\"name\":\"a\",\"count\":3,\"template\":{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"250m\"}}}]}}},"
-                       "{\"name\":\"b\",\"template\":{\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}]}}");
+                       "{\"name\":\"a\",\"count\":3,\"template\":{\"spec\":{\"containers\":[{"
+                       "\"resources\":{\"requests\":{\"cpu\":\"250m\"}}}]}}},"
+                       "{\"name\":\"b\",\"template\":{\"spec\":{\"containers\":[{\"resources\":{"
+                       "\"requests\":{\"cpu\":\"1\"}}}]}}}]}}");
     struct rc_res r;
     char err[128];
     assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), 0);
@@ -68,10 +71,11 @@ static void test_workload_requests(void **state)
 static void test_cq_quota_sums_flavors(void **state)
 {
     (void)state;
-    json_t *cq = parse("{\"spec\":{\"resourceGroups\":[{\"coveredResources\":[\"cpu\",\"nvidia.com/gpu\"],"
-                       "\"flavors\":[{\"name\":\"a\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":8},"
-                       "{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":\"4\"}]},"
-                       "{\"name\":\"b\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"500m\"}]}]}]}}");
+    json_t *cq =
+        parse("{\"spec\":{\"resourceGroups\":[{\"coveredResources\":[\"cpu\",\"nvidia.com/gpu\"],"
+              "\"flavors\":[{\"name\":\"a\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":8},"
+              "{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":\"4\"}]},"
+              "{\"name\":\"b\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"500m\"}]}]}]}}");
     struct rc_res q;
     char err[128];
     assert_int_equal(rc_cq_quota(cq, &q, err, sizeof(err)), 0);
@@ -79,7 +83,8 @@ static void test_cq_quota_sums_flavors(void **state)
     assert_int_equal(rc_res_get(&q, "nvidia.com/gpu", NULL), 4000);
     assert_string_equal(q.flavor[0], "a"); /* the first flavor covering cpu */
     json_decref(cq);
-    cq = parse("{\"spec\":{\"resourceGroups\":[{\"flavors\":[{\"name\":\"a\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"x\"}]}]}]}}");
+    cq = parse("{\"spec\":{\"resourceGroups\":[{\"flavors\":[{\"name\":\"a\",\"resources\":[{"
+               "\"name\":\"cpu\",\"nominalQuota\":\"x\"}]}]}]}}");
     assert_int_equal(rc_cq_quota(cq, &q, err, sizeof(err)), -1);
     json_decref(cq);
 }
@@ -102,7 +107,7 @@ static void test_gate_order_and_messages(void **state)
     *rc_res_slot(&nominal, "nvidia.com/gpu") = 8000;
     struct rc_gate_item it[5];
     item(&it[0], "ns/running", 0, "2024-01-01T00:00:00Z", 6000, 1);
-    item(&it[1], "ns/old", 0, "2024-01-01T00:00:01Z", 4000, 0);  /* does not fit: 6+4 > 8 */
+    item(&it[1], "ns/old", 0, "2024-01-01T00:00:01Z", 4000, 0);   /* does not fit: 6+4 > 8 */
     item(&it[2], "ns/small", 0, "2024-01-01T00:00:02Z", 2000, 0); /* fits (best effort) */
     item(&it[3], "ns/urgent", 10, "2024-01-01T00:00:09Z", 1000, 0);
     item(&it[4], "ns/huge", 0, "2024-01-01T00:00:00Z", 9000, 0);
@@ -164,7 +169,8 @@ static void test_gate_uncovered_and_ties(void **state)
     assert_int_equal(it[0].decision, RC_GATE_WAIT);
     assert_string_equal(it[0].reason, "NoMatchingFlavor");
     assert_string_equal(it[0].message, "ClusterQueue q does not cover resource nvidia.com/gpu");
-    assert_int_equal(it[2].decision, RC_GATE_RESERVE); /* a before b; uncovered gpu does not block */
+    assert_int_equal(it[2].decision,
+                     RC_GATE_RESERVE); /* a before b; uncovered gpu does not block */
     assert_int_equal(it[1].decision, RC_GATE_WAIT);
     rc_gate_plan("q", &nominal, 0, NULL, 0); /* nothing to do is fine */
 }
@@ -172,11 +178,12 @@ static void test_gate_uncovered_and_ties(void **state)
 static void test_reserve_patch(void **state)
 {
     (void)state;
-    json_t *wl = parse(
-        "{\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":2,\"template\":{\"spec\":{\"containers\":"
-        "[{\"resources\":{\"requests\":{\"cpu\":\"250m\"}}}]}}}]},"
-        "\"status\":{\"conditions\":[{\"type\":\"Evicted\",\"status\":\"True\",\"reason\":\"AdmissionCheck\","
-        "\"message\":\"gone\",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}");
+    json_t *wl = parse("{\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":2,\"template\":{"
+                       "\"spec\":{\"containers\":"
+                       "[{\"resources\":{\"requests\":{\"cpu\":\"250m\"}}}]}}}]},"
+                       "\"status\":{\"conditions\":[{\"type\":\"Evicted\",\"status\":\"True\","
+                       "\"reason\":\"AdmissionCheck\","
+                       "\"message\":\"gone\",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}");
     struct rc_res nominal = {0};
     *rc_res_slot(&nominal, "cpu") = 4000;
     snprintf(nominal.flavor[0], sizeof(nominal.flavor[0]), "default-flavor");
