@@ -153,3 +153,13 @@ clean:
 	rm -rf $(BUILD) bin
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# ---- reconciler benchmark (issue 5; additive block) -------------------------
+# `make bench-reconciler` (BENCH_N, BENCH_RATE, BENCH_M, BENCH_THREADS,
+# BENCH_TRACKED tune it); the lead may fold it into `make bench`.
+.PHONY: bench-reconciler
+$(BUILD)/rc_bench: e2e/bench/rc_bench.c $(BUILD)/libmkueue.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+
+bench-reconciler: deps build $(BUILD)/kueue-standin $(BUILD)/rc_bench
+	e2e/bench/reconciler.sh
