@@ -10,6 +10,7 @@
 #include "jobsync.h"
 #include "jsonx.h"
 #include "log.h"
+#include "pack.h"
 #include "probe.h"
 #include "wlstatus.h"
 
@@ -37,7 +38,7 @@ json_t *rc_remote_workload(const json_t *wl, const char *origin)
 
 void rc_remember_deleted(struct rc_ctx *x, const char *key, const json_t *obj)
 {
-    json_t *copy = json_deep_copy(obj);
+    json_t *copy = rc_unwrap(obj); /* a fresh tree: ours to change */
     if (!copy)
         return;
     if (!rc_wl_deleting(copy)) {
@@ -119,7 +120,7 @@ static json_t *owner_job(struct rc_ctx *x, struct held *h, json_t *owner, int *g
     if (!ns || !name || h->kind_index < 0)
         return NULL;
     struct kcache *cache = x->jobs[h->kind_index];
-    json_t *job = kcache_get_nsname(cache, ns, name);
+    json_t *job = rc_cache_get_nsname(cache, ns, name);
     const char *juid = jx_str(job, "metadata.uid");
     if (job && uid && juid && strcmp(uid, juid) == 0)
         return job;
@@ -162,7 +163,7 @@ static json_t *remote_job(struct rc_ctx *x, struct mkcs_conn *c, int ki, const c
 static int observe(struct rc_ctx *x, const char *key, struct held *h)
 {
     struct rc_obs *o = &h->obs;
-    json_t *wl = kcache_get(x->workloads, key);
+    json_t *wl = rc_cache_get(x->workloads, key);
     if (!wl) {
         pthread_mutex_lock(&x->mu);
         wl = smap_del(x->deleted, key); /* taken; put back on failure */

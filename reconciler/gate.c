@@ -7,6 +7,7 @@
 #include "events.h"
 #include "jsonx.h"
 #include "log.h"
+#include "pack.h"
 #include "quantity.h"
 #include "wlstatus.h"
 
@@ -126,11 +127,10 @@ struct collect {
     json_t *keys; /* their keys */
 };
 
-static int collect_one(const char *key, json_t *wl, void *ud)
+static int collect_full(struct collect *c, const char *key, json_t *wl)
 {
-    struct collect *c = ud;
     char cq[254], check[254];
-    if (rc_wl_deleting(wl) || rc_wl_finished(wl) || !jx_bool(wl, "spec.active", 1))
+    if (!wl || rc_wl_finished(wl) || !jx_bool(wl, "spec.active", 1))
         return 0;
     if (rc_mk_check_of(c->x, wl, check, sizeof(check)) < 0)
         return 0; /* not initialised yet, or not a MultiKueue Workload */
@@ -142,6 +142,17 @@ static int collect_one(const char *key, json_t *wl, void *ud)
     json_array_append(c->wls, wl);
     json_array_append_new(c->keys, json_string(key));
     return 0;
+}
+
+static int collect_one(const char *key, json_t *packed, void *ud)
+{
+    struct collect *c = ud;
+    if (rc_wl_deleting(packed))
+        return 0;
+    json_t *wl = rc_unwrap(packed);
+    int rc = collect_full(c, key, wl);
+    json_decref(wl);
+    return rc;
 }
 
 static int write_status(struct rc_ctx *x, json_t *wl, json_t *status, json_t **out)

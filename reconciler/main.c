@@ -25,6 +25,7 @@
 #include "kube_watch.h"
 #include "leader.h"
 #include "log.h"
+#include "pack.h"
 #include "probe.h"
 #include "schema.h"
 #include "wlstatus.h"
@@ -81,11 +82,15 @@ static void gate_sig(const json_t *wl, char *out, size_t n)
              jx_int(wl, "spec.priority", 0), check, st);
 }
 
-static void gate_poke(struct app *a, const json_t *wl)
+static void gate_poke(struct app *a, const json_t *packed)
 {
     char cq[254];
-    if (a->cfg.mode == RC_MODE_STANDALONE && rc_cq_of(&a->x, wl, cq, sizeof(cq)) == 0)
+    if (a->cfg.mode != RC_MODE_STANDALONE)
+        return;
+    json_t *wl = rc_unwrap(packed);
+    if (wl && rc_cq_of(&a->x, wl, cq, sizeof(cq)) == 0)
         rc_enqueue_after(&a->x, 'q', cq, 20); /* a short batch window */
+    json_decref(wl);
 }
 
 static void wl_add(const char *key, json_t *obj, void *ud)
@@ -102,11 +107,16 @@ static void wl_update(const char *key, json_t *old, json_t *obj, void *ud)
 {
     struct app *a = ud;
     rc_enqueue(&a->x, 'w', key);
+    if (a->cfg.mode != RC_MODE_STANDALONE)
+        return;
     char s1[400], s2[400];
-    gate_sig(old, s1, sizeof(s1));
-    gate_sig(obj, s2, sizeof(s2));
+    json_t *o = rc_unwrap(old), *n = rc_unwrap(obj);
+    gate_sig(o, s1, sizeof(s1));
+    gate_sig(n, s2, sizeof(s2));
     if (strcmp(s1, s2) != 0 || old == obj)
-        gate_poke(a, obj);
+        gate_poke(a, n);
+    json_decref(o);
+    json_decref(n);
 }
 
 static void wl_delete(const char *key, json_t *obj, void *ud)
@@ -490,6 +500,9 @@ static int add_informer(struct app *a, struct kc_resource res, const char *ns,
     *cache = kcache_new();
     if (!*cache || (h && kcache_add_handlers(*cache, h) < 0))
         return -1;
+    /* the bulk of the memory: every manager job and Workload, kept compact */
+    if (h && (h->on_add == wl_add || h->on_add == job_add))
+        kcache_set_transform(*cache, rc_pack, NULL);
     struct informed *in = &a->inf[a->ninf++];
     in->res = res;
     in->ns = ns;

@@ -5,6 +5,7 @@
 
 #include "jsonx.h"
 #include "log.h"
+#include "pack.h"
 #include "wlstatus.h"
 
 static const char *LG = "workload";
@@ -106,7 +107,7 @@ static int init_status(struct rc_ctx *x, json_t *wl, const char *cq)
 int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
 {
     const struct mk_kind *k = x->kinds[ki];
-    json_t *job = kcache_get(x->jobs[ki], key);
+    json_t *job = rc_cache_get(x->jobs[ki], key);
     json_t *wl = NULL, *created = NULL;
     int rc = 0;
     if (!job || rc_wl_deleting(job))
@@ -130,7 +131,7 @@ int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
     if (mk_workload_name(k->kind, k->group, jx_str(job, "metadata.name"),
                          jx_str(job, "metadata.uid"), wname, sizeof(wname)) < 0)
         goto out;
-    wl = kcache_get_nsname(x->workloads, ns, wname);
+    wl = rc_cache_get_nsname(x->workloads, ns, wname);
     if (!wl) {
         char err[256];
         long long prio;
