@@ -49,6 +49,7 @@ struct rc_ctx {
     struct smap *deleted; /* last state (json_t *) of Workloads deleted before cleanup */
     struct smap *lag;     /* first unsynced remote job event (long long * ms) per key */
     struct smap *assumed; /* gate: reservations written but not yet seen (struct rc_assumed *) */
+    long gate_last_ms;    /* duration of the last quota gate pass (atomic) */
 };
 
 /* Index of a kind among the enabled ones, -1 when not enabled. */

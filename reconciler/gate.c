@@ -173,6 +173,7 @@ static int write_status(struct rc_ctx *x, json_t *wl, json_t *status, json_t **o
 
 int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
 {
+    long long t0 = rc_mono_ms();
     json_t *cqo = kcache_get(x->clusterqueues, cq);
     struct collect c = {x, cq, json_array(), json_array()};
     struct rc_gate_item *items = NULL;
@@ -246,6 +247,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
         }
     }
 out:
+    __atomic_store_n(&x->gate_last_ms, (long)(rc_mono_ms() - t0), __ATOMIC_RELAXED);
     free(items);
     json_decref(c.wls);
     json_decref(c.keys);

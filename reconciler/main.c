@@ -88,8 +88,11 @@ static void gate_poke(struct app *a, const json_t *packed)
     if (a->cfg.mode != RC_MODE_STANDALONE)
         return;
     json_t *wl = rc_unwrap(packed);
+    /* a batch window: twice the last pass, so a big queue's passes (which
+     * read every Workload) take at most a third of a core */
+    long last = __atomic_load_n(&a->x.gate_last_ms, __ATOMIC_RELAXED);
     if (wl && rc_cq_of(&a->x, wl, cq, sizeof(cq)) == 0)
-        rc_enqueue_after(&a->x, 'q', cq, 20); /* a short batch window */
+        rc_enqueue_after(&a->x, 'q', cq, last * 2 > 20 ? last * 2 : 20);
     json_decref(wl);
 }
 
@@ -148,24 +151,29 @@ static void job_key(struct kind_ud *k, const char *key, json_t *obj, int wl_too)
     }
 }
 
-static void job_add(const char *key, json_t *obj, void *ud)
+static void job_add(const char *key, json_t *packed, void *ud)
 {
-    job_key(ud, key, obj, 0);
+    job_key(ud, key, packed, 0); /* only the key: the wrapper's metadata suffices */
 }
 
-static void job_update(const char *key, json_t *old, json_t *obj, void *ud)
+static void job_update(const char *key, json_t *packed_old, json_t *packed, void *ud)
 {
+    json_t *old = rc_unwrap(packed_old), *obj = rc_unwrap(packed);
     /* our own status writes come back here: only spec/metadata changes matter */
     int meta = jx_int(old, "metadata.generation", 0) != jx_int(obj, "metadata.generation", 0) ||
                rc_wl_deleting(old) != rc_wl_deleting(obj) ||
                !json_equal(jx_get(old, "metadata.labels"), jx_get(obj, "metadata.labels"));
-    if (meta || old == obj)
+    if (meta || packed_old == packed)
         job_key(ud, key, obj, meta);
+    json_decref(old);
+    json_decref(obj);
 }
 
-static void job_delete(const char *key, json_t *obj, void *ud)
+static void job_delete(const char *key, json_t *packed, void *ud)
 {
+    json_t *obj = rc_unwrap(packed);
     job_key(ud, key, obj, 1);
+    json_decref(obj);
 }
 
 static int enqueue_key(const char *key, json_t *obj, void *ud)
@@ -470,6 +478,8 @@ static void before_render(void *ud)
     struct app *a = ud;
     mt_set(a->x.metrics.depth, NULL, (double)wq_len(a->x.queue));
     mt_set(a->x.metrics.tracked, NULL, (double)kcache_len(a->x.workloads));
+    struct mallinfo2 mi = mallinfo2();
+    mt_set(a->x.metrics.heap, NULL, (double)(mi.uordblks + mi.hblkhd));
     json_t *names = mkcs_names(a->x.clusters);
     size_t i;
     json_t *n;
@@ -690,6 +700,8 @@ static void teardown(struct app *a)
 int main(int argc, char **argv)
 {
     static struct app app;
+    /* few malloc arenas: many threads, little contention, much less slack */
+    mallopt(M_ARENA_MAX, 2);
     struct app *a = &app;
     char err[1024];
     rc_config_defaults(&a->cfg);

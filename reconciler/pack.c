@@ -39,8 +39,7 @@ json_t *rc_pack(json_t *obj, void *ud)
     if (!text)
         goto fail;
     json_t *small = json_object();
-    static const char *const keep[] = {
-        "name", "namespace", "uid", "resourceVersion", "generation", "deletionTimestamp", "labels"};
+    static const char *const keep[] = {"name", "namespace", "resourceVersion", "deletionTimestamp"};
     for (size_t i = 0; small && i < sizeof(keep) / sizeof(keep[0]); i++) {
         json_t *v = json_object_get(md, keep[i]);
         if (v)
@@ -52,11 +51,6 @@ json_t *rc_pack(json_t *obj, void *ud)
         goto fail;
     }
     json_object_set_new(out, "metadata", small);
-    json_t *av = json_object_get(obj, "apiVersion"), *kind = json_object_get(obj, "kind");
-    if (av)
-        json_object_set(out, "apiVersion", av);
-    if (kind)
-        json_object_set(out, "kind", kind);
     if (json_object_set_new(out, RAW, json_string(text)) != 0)
         goto fail;
     free(text);

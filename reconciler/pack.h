@@ -1,9 +1,8 @@
 /* Compact storage of manager objects in the caches. A jansson tree costs
  * about ten times its JSON text, and the reconciler keeps every manager job
- * and Workload; so the caches hold a small wrapper with the fields the event
- * handlers look at (apiVersion, kind, metadata name, namespace, uid,
- * resourceVersion, generation, deletionTimestamp, labels) and the whole
- * object as compact JSON text (managedFields and kubectl's
+ * and Workload; so the caches hold a small wrapper with what the cache itself
+ * needs (metadata name, namespace, resourceVersion; and deletionTimestamp)
+ * and the whole object as compact JSON text (managedFields and kubectl's
  * last-applied-configuration annotation dropped). Readers call rc_unwrap. */
 #ifndef MKUEUE_RC_PACK_H
 #define MKUEUE_RC_PACK_H

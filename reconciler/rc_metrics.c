@@ -56,7 +56,9 @@ int rc_metrics_init(struct rc_metrics *m)
                                "Orphaned remote objects deleted by the garbage collector.", cl);
     m->quota = mt_counter(m->reg, "mkueue_quota_reservations_total",
                           "Quota reservations made by the standalone gate.", cq);
-    if (!m->dispatched || !m->admitted || !m->connected || !m->reconcile || !m->depth ||
+    m->heap = mt_gauge(m->reg, "mkueue_heap_inuse_bytes",
+                       "Bytes malloc hands out now (RSS minus allocator slack).", NULL);
+    if (!m->heap || !m->dispatched || !m->admitted || !m->connected || !m->reconcile || !m->depth ||
         !m->sync_lag || !m->remote_err || !m->leader || !m->tracked || !m->gc_deleted ||
         !m->quota) {
         rc_metrics_free(m);

@@ -17,6 +17,7 @@
 #include "../events.h"
 #include "../jobsync.h"
 #include "../leader.h"
+#include "../pack.h"
 #include "../rc_metrics.h"
 #include "../schema.h"
 #include "../wlstatus.h"
@@ -424,6 +425,47 @@ static void test_event(void **state)
     json_decref(wl);
 }
 
+/* ---- compact cache entries ---------------------------------------------------------- */
+
+static void test_pack_round_trip(void **state)
+{
+    (void)state;
+    json_t *job = parse("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+                        "\"j\",\"namespace\":\"ns\",\"uid\":\"u\",\"resourceVersion\":\"7\","
+                        "\"generation\":2,\"labels\":{\"a\":\"b\"},\"managedFields\":[{\"x\":1}],"
+                        "\"annotations\":{\"keep\":\"1\",\"kubectl.kubernetes.io/"
+                        "last-applied-configuration\":\"{...}\"}},\"spec\":{\"suspend\":true},"
+                        "\"status\":{\"active\":1}}");
+    json_t *packed = rc_pack(json_incref(job), NULL);
+    assert_non_null(packed);
+    /* the wrapper: what handlers read, and the text */
+    assert_string_equal(jx_str(packed, "metadata.name"), "j");
+    assert_string_equal(jx_str(packed, "metadata.resourceVersion"), "7");
+    assert_null(jx_get(packed, "metadata.labels"));
+    assert_null(jx_get(packed, "spec"));
+    json_t *full = rc_unwrap(packed);
+    assert_true(jx_bool(full, "spec.suspend", 0));
+    assert_int_equal(jx_int(full, "status.active", 0), 1);
+    assert_int_equal(jx_int(full, "metadata.generation", 0), 2);
+    assert_string_equal(jx_str(full, "metadata.labels.a"), "b");
+    assert_string_equal(jx_str(full, "kind"), "Job");
+    assert_string_equal(jx_str(full, "metadata.annotations.keep"), "1");
+    assert_null(jx_get(full, "metadata.managedFields"));
+    assert_null(
+        jx_get(full, "metadata.annotations[kubectl.kubernetes.io/last-applied-configuration]"));
+    /* the input was not changed (it may be shared) */
+    assert_non_null(jx_get(job, "metadata.managedFields"));
+    /* a plain object unwraps to itself; packing twice is refused */
+    json_t *same = rc_unwrap(job);
+    assert_ptr_equal(same, job);
+    json_decref(same);
+    assert_null(rc_pack(json_incref(packed), NULL));
+    assert_null(rc_unwrap(NULL));
+    json_decref(full);
+    json_decref(packed);
+    json_decref(job);
+}
+
 /* ---- metrics endpoint -------------------------------------------------------------- */
 
 static size_t collect(char *p, size_t s, size_t n, void *ud)
@@ -510,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_admission_check_status),
         cmocka_unit_test(test_schema_managed_by),
         cmocka_unit_test(test_event),
+        cmocka_unit_test(test_pack_round_trip),
         cmocka_unit_test(test_metrics_endpoint),
     };
     return cmocka_run_group_tests_name("rc_parts", tests, NULL, NULL);
