@@ -168,7 +168,7 @@ $(BUILD)/wh-bench: webhook/bench/wh_bench.c $(WEBHOOK_SRC:%.c=$(BUILD)/obj/%.o) 
 		$(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o) $(BUILD)/libmkueue.a
 	$(CC) $(ALL_CFLAGS) -Iwebhook -Icommon/tests/support -o $@ $^ $(LIBS)
 
-bench: deps bin/mkueue-webhook $(BUILD)/wh-bench
+bench-webhook: deps bin/mkueue-webhook $(BUILD)/wh-bench
 	MKUEUE_TEST_DATA=$(CURDIR)/common/tests/data $(BUILD)/wh-bench --webhook bin/mkueue-webhook
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
@@ -189,3 +189,13 @@ chart-test: deps $(BUILD)/chart-kinds
 image-check: deps build
 	charts/tests/image-check.sh
 
+# ---- reconciler benchmark (issue 5; additive block) -------------------------
+# `make bench-reconciler` (BENCH_N, BENCH_RATE, BENCH_M, BENCH_THREADS,
+# BENCH_TRACKED tune it); `make bench` runs both benchmarks.
+.PHONY: bench bench-webhook bench-reconciler
+bench: bench-webhook bench-reconciler
+$(BUILD)/rc_bench: e2e/bench/rc_bench.c $(BUILD)/libmkueue.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+
+bench-reconciler: deps build $(BUILD)/kueue-standin $(BUILD)/rc_bench
+	e2e/bench/reconciler.sh

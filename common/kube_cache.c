@@ -14,6 +14,8 @@ struct kcache {
     struct kcache_handlers handlers[KCACHE_MAX_HANDLERS];
     int nhandlers;
     int synced;
+    json_t *(*transform)(json_t *obj, void *ud);
+    void *transform_ud;
 };
 
 /* A change recorded under the lock and delivered after it is released. */
@@ -43,6 +45,24 @@ struct kcache *kcache_new(void)
         return NULL;
     }
     return c;
+}
+
+void kcache_set_transform(struct kcache *c, json_t *(*fn)(json_t *obj, void *ud), void *ud)
+{
+    c->transform = fn;
+    c->transform_ud = ud;
+}
+
+/* Takes obj; returns the object to store (a new reference). */
+static json_t *transformed(struct kcache *c, json_t *obj)
+{
+    if (!c->transform || !obj)
+        return obj;
+    json_t *t = c->transform(json_incref(obj), c->transform_ud);
+    if (!t)
+        return obj;
+    json_decref(obj);
+    return t;
 }
 
 static void decref_val(void *v)
@@ -213,6 +233,7 @@ int kcache_upsert(struct kcache *c, json_t *obj)
     char key[KCACHE_KEY_MAX];
     struct evlist ev = {0};
     void *old = NULL;
+    obj = transformed(c, obj);
     if (kcache_key(obj, key, sizeof(key)) != 0) {
         json_decref(obj);
         return -1;
@@ -243,7 +264,7 @@ int kcache_remove(struct kcache *c, json_t *obj)
     if (!old)
         return 0;
     json_decref(old);
-    ev_push(&ev, EV_DELETE, key, NULL, json_incref(obj));
+    ev_push(&ev, EV_DELETE, key, NULL, transformed(c, json_incref(obj)));
     ev_deliver(c, &ev);
     return 1;
 }
@@ -266,10 +287,21 @@ int kcache_replace(struct kcache *c, json_t *items)
     struct evlist ev = {0};
     struct smap *fresh = smap_new(), *stale = NULL;
     size_t i;
-    json_t *obj;
+    json_t *obj, *mine = NULL;
     int rc = -1;
     if (!fresh || !json_is_array(items))
         goto out;
+    if (c->transform) {
+        mine = json_array();
+        if (!mine)
+            goto out;
+        json_array_foreach(items, i, obj)
+        {
+            if (json_array_append_new(mine, transformed(c, json_incref(obj))) != 0)
+                goto out;
+        }
+        items = mine;
+    }
     /* Built apart from the lock: the list can be large. */
     json_array_foreach(items, i, obj)
     {
@@ -312,6 +344,7 @@ int kcache_replace(struct kcache *c, json_t *items)
 out:
     smap_free(fresh, decref_val);
     smap_free(stale, decref_val);
+    json_decref(mine);
     ev_deliver(c, &ev);
     return rc;
 }

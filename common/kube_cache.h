@@ -32,6 +32,14 @@ void kcache_free(struct kcache *c);
  * the informer starts. Returns 0 or -1 when full. */
 int kcache_add_handlers(struct kcache *c, const struct kcache_handlers *h);
 
+/* Optional transform applied by the writer to every object before it is
+ * stored or handed to handlers (add, update, delete and lists alike), e.g.
+ * to drop fields a reader never uses and keep memory low. fn takes the
+ * reference to obj and returns a new one (or NULL: the object is kept
+ * unchanged). The result must keep metadata.name, metadata.namespace and
+ * metadata.resourceVersion. Call before the informer starts. */
+void kcache_set_transform(struct kcache *c, json_t *(*fn)(json_t *obj, void *ud), void *ud);
+
 /* Key of an object: "ns/name" or "name". Writes into out; returns 0, or -1
  * when metadata.name is missing or empty or the key does not fit. */
 int kcache_key(json_t *obj, char *out, size_t outlen);

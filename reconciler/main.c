@@ -1,27 +1,797 @@
-/* mkueue-reconciler: skeleton entry point; the real server lands with its issue. */
+/* mkueue-reconciler: the MultiKueue controller of the manager cluster.
+ *
+ * Threads: one informer per manager resource and per worker watch (they
+ * fill caches and enqueue keys), a ticker (connections, resync, GC,
+ * gauges), the leader election, and a pool of reconcile workers that run
+ * only while this replica leads. See ctx.h for the work queue keys. */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
-static void usage(FILE *f)
+#include "admissioncheck.h"
+#include "cluster_status.h"
+#include "config.h"
+#include "ctx.h"
+#include "dispatch.h"
+#include "gate.h"
+#include "gc.h"
+#include "jsonx.h"
+#include "kube_watch.h"
+#include "leader.h"
+#include "log.h"
+#include "pack.h"
+#include "probe.h"
+#include "schema.h"
+#include "wlstatus.h"
+#include "workload_create.h"
+
+static const char *LG = "main";
+
+struct informed {
+    struct kc_resource res;
+    const char *ns; /* NULL = all */
+    struct kcache **cache;
+    struct kw_informer *inf;
+    int optional; /* the CRD may be missing: do not wait for it */
+};
+
+struct app {
+    struct rc_ctx x;
+    struct rc_config cfg;
+    struct kcfg *mgr_cfg;
+    struct informed inf[8 + RC_MAX_KINDS];
+    int ninf;
+    struct kind_ud {
+        struct app *a;
+        int ki;
+    } kud[RC_MAX_KINDS];
+    struct rc_leader *leader;
+    struct rc_http *http;
+    pthread_t workers[64];
+    int nworkers;
+    pthread_t ticker;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int leading;
+    int stopping;
+};
+
+/* ---- enqueueing from events ------------------------------------------------ */
+
+/* The bits of a Workload the quota gate cares about. */
+static void gate_sig(const json_t *wl, char *out, size_t n)
 {
-    fprintf(f, "usage: mkueue-reconciler [--help] [--version]\n");
+    char check[254] = "";
+    const char *st = "";
+    size_t i;
+    json_t *c;
+    json_array_foreach(jx_get(wl, "status.admissionChecks"), i, c)
+    {
+        if (jx_str(c, "state"))
+            st = jx_str(c, "state");
+        snprintf(check, sizeof(check), "%s", jx_str(c, "name") ? jx_str(c, "name") : "");
+    }
+    snprintf(out, n, "%d%d%d%d%d|%lld|%s=%s", rc_wl_reserved(wl), rc_wl_finished(wl),
+             rc_wl_evicted(wl), rc_wl_deleting(wl), jx_bool(wl, "spec.active", 1),
+             jx_int(wl, "spec.priority", 0), check, st);
+}
+
+static void gate_poke(struct app *a, const json_t *packed)
+{
+    char cq[254];
+    if (a->cfg.mode != RC_MODE_STANDALONE)
+        return;
+    json_t *wl = rc_unwrap(packed);
+    /* a batch window: twice the last pass, so a big queue's passes (which
+     * read every Workload) take at most a third of a core */
+    long last = __atomic_load_n(&a->x.gate_last_ms, __ATOMIC_RELAXED);
+    if (wl && rc_cq_of(&a->x, wl, cq, sizeof(cq)) == 0)
+        rc_enqueue_after(&a->x, 'q', cq, last * 2 > 20 ? last * 2 : 20);
+    json_decref(wl);
+}
+
+static void wl_add(const char *key, json_t *obj, void *ud)
+{
+    struct app *a = ud;
+    pthread_mutex_lock(&a->x.mu);
+    json_decref(smap_del(a->x.deleted, key)); /* a new Workload of the same name */
+    pthread_mutex_unlock(&a->x.mu);
+    rc_enqueue(&a->x, 'w', key);
+    gate_poke(a, obj);
+}
+
+static void wl_update(const char *key, json_t *old, json_t *obj, void *ud)
+{
+    struct app *a = ud;
+    rc_enqueue(&a->x, 'w', key);
+    if (a->cfg.mode != RC_MODE_STANDALONE)
+        return;
+    char s1[400], s2[400];
+    json_t *o = rc_unwrap(old), *n = rc_unwrap(obj);
+    gate_sig(o, s1, sizeof(s1));
+    gate_sig(n, s2, sizeof(s2));
+    if (strcmp(s1, s2) != 0 || old == obj)
+        gate_poke(a, n);
+    json_decref(o);
+    json_decref(n);
+}
+
+static void wl_delete(const char *key, json_t *obj, void *ud)
+{
+    struct app *a = ud;
+    rc_remember_deleted(&a->x, key, obj);
+    rc_gate_forget(&a->x, key);
+    rc_enqueue(&a->x, 'w', key);
+    gate_poke(a, obj);
+}
+
+static void job_key(struct kind_ud *k, const char *key, json_t *obj, int wl_too)
+{
+    struct app *a = k->a;
+    if (a->cfg.mode == RC_MODE_STANDALONE) {
+        char jk[KCACHE_KEY_MAX + 16];
+        snprintf(jk, sizeof(jk), "%d/%s", k->ki, key);
+        rc_enqueue(&a->x, 'j', jk);
+    }
+    if (!wl_too)
+        return;
+    const struct mk_kind *kind = a->x.kinds[k->ki];
+    char wname[320], wkey[KCACHE_KEY_MAX];
+    const char *ns = jx_str(obj, "metadata.namespace");
+    if (ns && mk_workload_name(kind->kind, kind->group, jx_str(obj, "metadata.name"),
+                               jx_str(obj, "metadata.uid"), wname, sizeof(wname)) == 0) {
+        snprintf(wkey, sizeof(wkey), "%s/%s", ns, wname);
+        rc_enqueue(&a->x, 'w', wkey);
+    }
+}
+
+static void job_add(const char *key, json_t *packed, void *ud)
+{
+    job_key(ud, key, packed, 0); /* only the key: the wrapper's metadata suffices */
+}
+
+static void job_update(const char *key, json_t *packed_old, json_t *packed, void *ud)
+{
+    json_t *old = rc_unwrap(packed_old), *obj = rc_unwrap(packed);
+    /* our own status writes come back here: only spec/metadata changes matter */
+    int meta = jx_int(old, "metadata.generation", 0) != jx_int(obj, "metadata.generation", 0) ||
+               rc_wl_deleting(old) != rc_wl_deleting(obj) ||
+               !json_equal(jx_get(old, "metadata.labels"), jx_get(obj, "metadata.labels"));
+    if (meta || packed_old == packed)
+        job_key(ud, key, obj, meta);
+    json_decref(old);
+    json_decref(obj);
+}
+
+static void job_delete(const char *key, json_t *packed, void *ud)
+{
+    json_t *obj = rc_unwrap(packed);
+    job_key(ud, key, obj, 1);
+    json_decref(obj);
+}
+
+static int enqueue_key(const char *key, json_t *obj, void *ud)
+{
+    (void)obj;
+    struct rc_ctx *x = ((void **)ud)[0];
+    char prefix = *(const char *)((void **)ud)[1];
+    rc_enqueue(x, prefix, key);
+    return 0;
+}
+
+static void enqueue_all(struct app *a, struct kcache *c, char prefix)
+{
+    void *ud[2] = {&a->x, &prefix};
+    kcache_foreach(c, NULL, enqueue_key, ud);
+}
+
+static void cq_event(const char *key, json_t *obj, void *ud)
+{
+    (void)obj;
+    struct app *a = ud;
+    if (a->cfg.mode == RC_MODE_STANDALONE)
+        rc_enqueue(&a->x, 'q', key);
+}
+
+static void cq_update(const char *key, json_t *old, json_t *obj, void *ud)
+{
+    (void)old;
+    cq_event(key, obj, ud);
+}
+
+struct ns_jobs {
+    struct app *a;
+    int ki;
+};
+
+static int enqueue_job(const char *key, json_t *obj, void *ud)
+{
+    (void)obj;
+    struct ns_jobs *n = ud;
+    char jk[KCACHE_KEY_MAX + 16];
+    snprintf(jk, sizeof(jk), "%d/%s", n->ki, key);
+    rc_enqueue(&n->a->x, 'j', jk);
+    return 0;
+}
+
+/* A new LocalQueue: jobs that waited for it get their Workload now. */
+static void lq_add(const char *key, json_t *obj, void *ud)
+{
+    (void)key;
+    struct app *a = ud;
+    const char *ns = jx_str(obj, "metadata.namespace");
+    if (a->cfg.mode != RC_MODE_STANDALONE || !ns)
+        return;
+    for (int k = 0; k < a->x.nkinds; k++) {
+        struct ns_jobs n = {a, k};
+        kcache_foreach(a->x.jobs[k], ns, enqueue_job, &n);
+    }
+}
+
+static void ac_event(const char *key, json_t *obj, void *ud)
+{
+    (void)obj;
+    struct app *a = ud;
+    rc_enqueue(&a->x, 'a', key);
+}
+
+static void ac_update(const char *key, json_t *old, json_t *obj, void *ud)
+{
+    (void)old;
+    ac_event(key, obj, ud);
+}
+
+static void config_event(const char *key, json_t *obj, void *ud)
+{
+    (void)key, (void)obj;
+    struct app *a = ud;
+    enqueue_all(a, a->x.admissionchecks, 'a');
+    rc_enqueue_all_workloads(&a->x);
+}
+
+static void config_update(const char *key, json_t *old, json_t *obj, void *ud)
+{
+    if (!json_equal(jx_get(old, "spec"), jx_get(obj, "spec")))
+        config_event(key, obj, ud);
+}
+
+static void mkc_event(const char *key, json_t *obj, void *ud)
+{
+    (void)obj;
+    struct app *a = ud;
+    if (a->x.clusters)
+        mkcs_sync(a->x.clusters, a->x.mkclusters, a->x.secrets);
+    rc_enqueue(&a->x, 'c', key);
+    enqueue_all(a, a->x.admissionchecks, 'a');
+}
+
+static void mkc_update(const char *key, json_t *old, json_t *obj, void *ud)
+{
+    (void)old;
+    mkc_event(key, obj, ud);
+}
+
+static void secret_event(const char *key, json_t *obj, void *ud)
+{
+    (void)key, (void)obj;
+    struct app *a = ud;
+    if (a->x.clusters)
+        mkcs_sync(a->x.clusters, a->x.mkclusters, a->x.secrets);
+}
+
+static void secret_update(const char *key, json_t *old, json_t *obj, void *ud)
+{
+    (void)old;
+    secret_event(key, obj, ud);
+}
+
+static void remote_wl_event(const char *cluster, const char *key, json_t *obj, int deleted,
+                            void *ud)
+{
+    (void)cluster, (void)obj, (void)deleted;
+    struct app *a = ud;
+    rc_enqueue(&a->x, 'w', key);
+}
+
+static void remote_job_event(const char *cluster, const char *key, json_t *obj, int deleted,
+                             void *ud)
+{
+    (void)cluster, (void)key, (void)deleted;
+    struct app *a = ud;
+    const char *ns = jx_str(obj, "metadata.namespace");
+    const char *pb = jx_str(obj, "metadata.annotations[" MK_PREBUILT "]");
+    if (!pb)
+        pb = jx_str(obj, "metadata.labels[" MK_PREBUILT "]");
+    if (!ns || !pb)
+        return;
+    char wkey[KCACHE_KEY_MAX];
+    snprintf(wkey, sizeof(wkey), "%s/%s", ns, pb);
+    rc_note_remote_event(&a->x, wkey);
+    rc_enqueue(&a->x, 'w', wkey);
+}
+
+static void cluster_state(const char *cluster, void *ud)
+{
+    struct app *a = ud;
+    rc_enqueue(&a->x, 'c', cluster);
+    enqueue_all(a, a->x.admissionchecks, 'a');
+    rc_enqueue_all_workloads(&a->x);
+    struct mkcs_state s;
+    if (mkcs_state(a->x.clusters, cluster, &s) == 0 && s.connected)
+        rc_enqueue(&a->x, 'g', cluster); /* clean up what waited for it */
+}
+
+/* ---- workers ------------------------------------------------------------------ */
+
+static int process(struct app *a, const char *key, long *requeue_ms)
+{
+    *requeue_ms = -1;
+    const char *k = key + 2;
+    switch (key[0]) {
+    case 'w':
+        return rc_reconcile_workload(&a->x, k, requeue_ms);
+    case 'j': {
+        char *end;
+        long ki = strtol(k, &end, 10);
+        if (*end != '/' || ki < 0 || ki >= a->x.nkinds)
+            return 0;
+        return rc_reconcile_job(&a->x, (int)ki, end + 1);
+    }
+    case 'q':
+        return rc_reconcile_gate(&a->x, k);
+    case 'a':
+        return rc_reconcile_admission_check(&a->x, k);
+    case 'c':
+        return rc_reconcile_cluster(&a->x, k);
+    case 'g':
+        return rc_gc_cluster(&a->x, k);
+    }
+    return 0;
+}
+
+static const char *key_kind(char c)
+{
+    switch (c) {
+    case 'w':
+        return "workload";
+    case 'j':
+        return "job";
+    case 'q':
+        return "quota";
+    case 'a':
+        return "admissioncheck";
+    case 'c':
+        return "cluster";
+    case 'g':
+        return "gc";
+    }
+    return "other";
+}
+
+static void *worker(void *arg)
+{
+    struct app *a = arg;
+    pthread_mutex_lock(&a->mu);
+    while (!a->leading && !a->stopping)
+        pthread_cond_wait(&a->cv, &a->mu);
+    pthread_mutex_unlock(&a->mu);
+    char *key;
+    while (wq_get(a->x.queue, &key) == 0) {
+        long long t0 = rc_mono_ms();
+        long requeue;
+        int rc = process(a, key, &requeue);
+        const char *v[] = {key_kind(key[0]), rc < 0 ? "error" : "ok"};
+        mt_observe(a->x.metrics.reconcile, v, (double)(rc_mono_ms() - t0) / 1000.0);
+        if (rc < 0)
+            wq_add_rate_limited(a->x.queue, key);
+        else
+            wq_forget(a->x.queue, key);
+        if (requeue >= 0)
+            wq_add_after(a->x.queue, key, requeue);
+        wq_done(a->x.queue, key);
+        free(key);
+    }
+    return NULL;
+}
+
+static void on_started(void *ud)
+{
+    struct app *a = ud;
+    rc_metrics_set_role(a->cfg.leader_elect ? "leader" : "standalone");
+    mt_set(a->x.metrics.leader, NULL, 1);
+    pthread_mutex_lock(&a->mu);
+    a->leading = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    /* what happened while we were not leading */
+    rc_enqueue_all_workloads(&a->x);
+    enqueue_all(a, a->x.clusterqueues, 'q');
+    enqueue_all(a, a->x.admissionchecks, 'a');
+    enqueue_all(a, a->x.mkclusters, 'c');
+    for (int k = 0; k < a->x.nkinds && a->cfg.mode == RC_MODE_STANDALONE; k++) {
+        struct ns_jobs n = {a, k};
+        kcache_foreach(a->x.jobs[k], NULL, enqueue_job, &n);
+    }
+}
+
+static void on_lost(void *ud)
+{
+    (void)ud;
+    /* as controller-runtime: never write again without the lease */
+    LOG_E(LG, "lost the lease; exiting");
+    _exit(1);
+}
+
+/* ---- ticker ------------------------------------------------------------------- */
+
+static void *ticker(void *arg)
+{
+    struct app *a = arg;
+    long long last_resync = rc_mono_ms(), last_gc = rc_mono_ms(), last_trim = 0;
+    for (;;) {
+        pthread_mutex_lock(&a->mu);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        while (!a->stopping && pthread_cond_timedwait(&a->cv, &a->mu, &until) == 0)
+            ;
+        int stop = a->stopping;
+        pthread_mutex_unlock(&a->mu);
+        if (stop)
+            break;
+        long long now = rc_mono_ms();
+        mkcs_sync(a->x.clusters, a->x.mkclusters, a->x.secrets);
+        if (now - last_resync >= a->cfg.resync_ms) {
+            last_resync = now;
+            rc_enqueue_all_workloads(&a->x);
+            enqueue_all(a, a->x.clusterqueues, 'q');
+            enqueue_all(a, a->x.admissionchecks, 'a');
+            enqueue_all(a, a->x.mkclusters, 'c');
+        }
+        if (a->cfg.gc_interval_ms > 0 && now - last_gc >= a->cfg.gc_interval_ms) {
+            last_gc = now;
+            json_t *names = mkcs_names(a->x.clusters);
+            size_t i;
+            json_t *n;
+            json_array_foreach(names, i, n)
+            {
+                rc_enqueue(&a->x, 'g', json_string_value(n));
+            }
+            json_decref(names);
+        }
+        if (now - last_trim >= 30000) {
+            last_trim = now;
+            malloc_trim(0); /* give freed list pages back: RSS tracks the live set */
+        }
+    }
+    return NULL;
+}
+
+static void before_render(void *ud)
+{
+    struct app *a = ud;
+    mt_set(a->x.metrics.depth, NULL, (double)wq_len(a->x.queue));
+    mt_set(a->x.metrics.tracked, NULL, (double)kcache_len(a->x.workloads));
+    struct mallinfo2 mi = mallinfo2();
+    mt_set(a->x.metrics.heap, NULL, (double)(mi.uordblks + mi.hblkhd));
+    json_t *names = mkcs_names(a->x.clusters);
+    size_t i;
+    json_t *n;
+    json_array_foreach(names, i, n)
+    {
+        struct mkcs_state s;
+        const char *v[] = {json_string_value(n)};
+        if (mkcs_state(a->x.clusters, v[0], &s) == 0)
+            mt_set(a->x.metrics.connected, v, s.connected ? 1 : 0);
+    }
+    json_decref(names);
+}
+
+static int ready(void *ud)
+{
+    struct app *a = ud;
+    for (int i = 0; i < a->ninf; i++)
+        if (!a->inf[i].optional && !kcache_synced(*a->inf[i].cache))
+            return 0;
+    return 1;
+}
+
+/* ---- setup -------------------------------------------------------------------- */
+
+static int add_informer(struct app *a, struct kc_resource res, const char *ns,
+                        struct kcache **cache, const struct kcache_handlers *h, int optional)
+{
+    *cache = kcache_new();
+    if (!*cache || (h && kcache_add_handlers(*cache, h) < 0))
+        return -1;
+    /* the bulk of the memory: every manager job and Workload, kept compact */
+    if (h && (h->on_add == wl_add || h->on_add == job_add))
+        kcache_set_transform(*cache, rc_pack, NULL);
+    struct informed *in = &a->inf[a->ninf++];
+    in->res = res;
+    in->ns = ns;
+    in->cache = cache;
+    in->optional = optional;
+    return 0;
+}
+
+static int start_informers(struct app *a)
+{
+    for (int i = 0; i < a->ninf; i++) {
+        struct informed *in = &a->inf[i];
+        struct kw_options o = {.name = in->res.resource, .resync_period_ms = a->cfg.resync_ms};
+        in->inf = kw_informer_start(a->x.mgr, &in->res, in->ns, NULL, *in->cache, &o);
+        if (!in->inf)
+            return -1;
+    }
+    return 0;
+}
+
+static void identity(struct app *a)
+{
+    if (a->cfg.identity[0])
+        return;
+    char host[64] = "mkueue";
+    gethostname(host, sizeof(host) - 1);
+    unsigned r = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f) {
+        if (fread(&r, sizeof(r), 1, f) != 1)
+            r = (unsigned)getpid();
+        fclose(f);
+    }
+    snprintf(a->cfg.identity, sizeof(a->cfg.identity), "%.60s_%08x", host, r);
+}
+
+static int setup(struct app *a, char *err, size_t errlen)
+{
+    struct rc_ctx *x = &a->x;
+    x->cfg = &a->cfg;
+    pthread_mutex_init(&x->mu, NULL);
+    x->rounds = smap_new();
+    x->deleted = smap_new();
+    x->lag = smap_new();
+    x->assumed = smap_new();
+    if (!x->rounds || !x->deleted || !x->lag || !x->assumed || rc_metrics_init(&x->metrics) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < a->cfg.nintegrations; i++) {
+        char why[256];
+        x->kinds[x->nkinds] = rc_integration_kind(a->cfg.integrations[i], why, sizeof(why));
+        if (x->kinds[x->nkinds])
+            x->nkinds++;
+    }
+    int rc = a->cfg.kubeconfig[0]
+                 ? kcfg_load_file(a->cfg.kubeconfig, NULL, KCFG_TRUSTED, &a->mgr_cfg, err, errlen)
+                 : kcfg_in_cluster(NULL, &a->mgr_cfg, err, errlen);
+    if (rc < 0)
+        return -1;
+    struct kc_options ko = {.qps = a->cfg.qps, .burst = a->cfg.burst, .timeout_ms = 15000};
+    x->mgr = kc_new(a->mgr_cfg, &ko, err, errlen);
+    if (!x->mgr)
+        return -1;
+    x->queue = wq_new(&(struct wq_options){.base_delay_ms = 200, .max_delay_ms = 60000});
+    if (!x->queue) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+
+    /* managedBy kept by the manager's schema? (read once) */
+    json_t *openapi = rc_schema_fetch(x->mgr);
+    for (int k = 0; k < x->nkinds; k++) {
+        x->managed_by_kept[k] = rc_schema_keeps_managed_by(openapi, x->kinds[k]);
+        if (!x->managed_by_kept[k])
+            LOG_W(LG,
+                  "the manager's schema drops managedBy for this kind: a job is dispatched when "
+                  "its queue leads to a MultiKueue AdmissionCheck (queue fallback)",
+                  "kind", x->kinds[k]->kind, "field", x->kinds[k]->managed_by_path);
+    }
+    json_decref(openapi);
+    malloc_trim(0);
+
+    static const char *G = "kueue.x-k8s.io", *V = "v1beta2";
+    const struct kcache_handlers wlh = {wl_add, wl_update, wl_delete, a};
+    const struct kcache_handlers cqh = {cq_event, cq_update, cq_event, a};
+    const struct kcache_handlers lqh = {lq_add, NULL, NULL, a};
+    const struct kcache_handlers ach = {ac_event, ac_update, ac_event, a};
+    const struct kcache_handlers cfh = {config_event, config_update, config_event, a};
+    const struct kcache_handlers mkh = {mkc_event, mkc_update, mkc_event, a};
+    const struct kcache_handlers sch = {secret_event, secret_update, secret_event, a};
+    if (add_informer(a, (struct kc_resource){G, V, "workloads", 1}, NULL, &x->workloads, &wlh, 0) <
+            0 ||
+        add_informer(a, (struct kc_resource){G, V, "localqueues", 1}, NULL, &x->localqueues, &lqh,
+                     0) < 0 ||
+        add_informer(a, (struct kc_resource){G, V, "clusterqueues", 0}, NULL, &x->clusterqueues,
+                     &cqh, 0) < 0 ||
+        add_informer(a, (struct kc_resource){G, V, "admissionchecks", 0}, NULL, &x->admissionchecks,
+                     &ach, 0) < 0 ||
+        add_informer(a, (struct kc_resource){G, V, "multikueueconfigs", 0}, NULL, &x->mkconfigs,
+                     &cfh, 0) < 0 ||
+        add_informer(a, (struct kc_resource){G, V, "multikueueclusters", 0}, NULL, &x->mkclusters,
+                     &mkh, 0) < 0 ||
+        add_informer(a, (struct kc_resource){"", "v1", "secrets", 1}, a->cfg.namespace, &x->secrets,
+                     &sch, 0) < 0 ||
+        add_informer(a, (struct kc_resource){"scheduling.k8s.io", "v1", "priorityclasses", 0}, NULL,
+                     &x->priorityclasses, NULL, 1) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int k = 0; k < x->nkinds; k++) {
+        a->kud[k] = (struct kind_ud){a, k};
+        const struct kcache_handlers jh = {job_add, job_update, job_delete, &a->kud[k]};
+        if (add_informer(a, mk_kind_resource(x->kinds[k]), NULL, &x->jobs[k], &jh,
+                         strcmp(x->kinds[k]->group, "batch") != 0) < 0) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    x->q = (struct mkq_caches){x->localqueues, x->clusterqueues, x->admissionchecks, x->mkconfigs,
+                               x->mkclusters};
+
+    /* worker connections: remote Workloads and jobs with our origin */
+    static char selector[128];
+    snprintf(selector, sizeof(selector), "%s=%s", MK_ORIGIN_LABEL, a->cfg.origin);
+    struct mkcs_watch watches[1 + RC_MAX_KINDS];
+    watches[0] = (struct mkcs_watch){{G, V, "workloads", 1}, selector, remote_wl_event, a};
+    for (int k = 0; k < x->nkinds; k++)
+        watches[1 + k] =
+            (struct mkcs_watch){mk_kind_resource(x->kinds[k]), selector, remote_job_event, a};
+    struct kc_options wko = {.qps = a->cfg.worker_qps,
+                             .burst = a->cfg.worker_burst,
+                             .timeout_ms = a->cfg.worker_timeout_ms,
+                             .connect_timeout_ms = 3000};
+    struct mkcs_options mo = {
+        .secret_namespace = a->cfg.namespace,
+        .kubeconfig_dir = a->cfg.kubeconfig_dir[0] ? a->cfg.kubeconfig_dir : NULL,
+        .watches = watches,
+        .nwatches = (size_t)(1 + x->nkinds),
+        .client = &wko,
+        .on_state = cluster_state,
+        .ud = a,
+    };
+    x->clusters = mkcs_new(&mo, err, errlen);
+    return x->clusters ? 0 : -1;
+}
+
+static void json_decref_void(void *p)
+{
+    json_decref(p);
+}
+
+static void teardown(struct app *a)
+{
+    struct rc_ctx *x = &a->x;
+    if (x->queue)
+        wq_shutdown(x->queue);
+    pthread_mutex_lock(&a->mu);
+    a->stopping = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    for (int i = 0; i < a->nworkers; i++)
+        pthread_join(a->workers[i], NULL);
+    if (a->ticker)
+        pthread_join(a->ticker, NULL);
+    rc_leader_stop(a->leader); /* releases the lease after the last write */
+    rc_http_stop(a->http);
+    rc_probe_stop(x->probe);
+    for (int i = 0; i < a->ninf; i++)
+        kw_informer_stop(a->inf[i].inf);
+    mkcs_free(x->clusters);
+    for (int i = 0; i < a->ninf; i++)
+        kcache_free(*a->inf[i].cache);
+    wq_free(x->queue);
+    kc_free(x->mgr);
+    kcfg_free(a->mgr_cfg);
+    smap_free(x->rounds, free);
+    smap_free(x->deleted, json_decref_void);
+    smap_free(x->lag, free);
+    smap_free(x->assumed, free);
+    rc_metrics_free(&x->metrics);
+    pthread_mutex_destroy(&x->mu);
 }
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--version") == 0) {
-            printf("mkueue-reconciler %s\n", MKUEUE_VERSION);
-            return 0;
-        }
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        }
-        fprintf(stderr, "mkueue-reconciler: unknown argument %s\n", argv[i]);
-        usage(stderr);
+    static struct app app;
+    /* few malloc arenas: many threads, little contention, much less slack */
+    mallopt(M_ARENA_MAX, 2);
+    struct app *a = &app;
+    char err[1024];
+    rc_config_defaults(&a->cfg);
+    int r = rc_config_from_args(&a->cfg, argc, argv, err, sizeof(err));
+    if (r == 1)
+        return 0;
+    if (r < 0 || rc_config_validate(&a->cfg, err, sizeof(err)) < 0) {
+        fprintf(stderr, "mkueue-reconciler: %s\n", err);
         return 2;
     }
-    usage(stderr);
-    return 2;
+    log_set_level(a->cfg.log_level);
+    identity(a);
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->cv, NULL);
+
+    /* signals are taken by sigwait in main only */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    int code = 1;
+    if (setup(a, err, sizeof(err)) < 0) {
+        LOG_E(LG, "cannot start", "error", err);
+        goto out;
+    }
+    LOG_I(LG, "starting", "version", MKUEUE_VERSION, "mode",
+          a->cfg.mode == RC_MODE_STANDALONE ? "standalone" : "with-kueue", "origin", a->cfg.origin,
+          "dispatcher", a->cfg.dispatcher_name, "identity", a->cfg.identity);
+    if (a->cfg.metrics_addr[0] && strcmp(a->cfg.metrics_addr, "0") != 0) {
+        a->http = rc_http_start(a->cfg.metrics_addr, &a->x.metrics, ready, before_render, a, err,
+                                sizeof(err));
+        if (!a->http) {
+            LOG_E(LG, "cannot serve metrics", "error", err);
+            goto out;
+        }
+    }
+    if (start_informers(a) < 0) {
+        LOG_E(LG, "cannot start informers");
+        goto out;
+    }
+    /* wait for the manager's caches: decisions on a partial view are wrong */
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    while (!ready(a)) {
+        int sig;
+        sigset_t pending;
+        sigpending(&pending);
+        if (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGINT)) {
+            sigwait(&sigs, &sig);
+            code = 0;
+            goto out;
+        }
+        nanosleep(&ts, NULL);
+    }
+    LOG_I(LG, "caches synced");
+    mkcs_sync(a->x.clusters, a->x.mkclusters, a->x.secrets);
+    if (a->cfg.probe_interval_ms > 0)
+        a->x.probe = rc_probe_start(&a->x, a->cfg.probe_interval_ms, cluster_state, a);
+    if (pthread_create(&a->ticker, NULL, ticker, a) != 0)
+        goto out;
+    for (int i = 0; i < a->cfg.workers; i++)
+        if (pthread_create(&a->workers[a->nworkers], NULL, worker, a) == 0)
+            a->nworkers++;
+    if (a->cfg.leader_elect) {
+        rc_metrics_set_role("follower");
+        struct rc_leader_opts lo = {
+            .namespace = a->cfg.namespace,
+            .name = a->cfg.lease_name,
+            .identity = a->cfg.identity,
+            .lease_duration_ms = a->cfg.lease_duration_ms,
+            .renew_deadline_ms = a->cfg.renew_deadline_ms,
+            .retry_period_ms = a->cfg.retry_period_ms,
+            .on_started = on_started,
+            .on_lost = on_lost,
+            .ud = a,
+        };
+        a->leader = rc_leader_start(a->x.mgr, &lo);
+        if (!a->leader)
+            goto out;
+    } else {
+        rc_metrics_set_role("standalone");
+        on_started(a);
+    }
+    int sig;
+    sigwait(&sigs, &sig);
+    LOG_I(LG, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    code = 0;
+out:
+    teardown(a);
+    return code;
 }

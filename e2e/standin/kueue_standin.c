@@ -6,8 +6,11 @@
  *   - admits it (QuotaReserved, then Admitted, with status.admission) when
  *     its LocalQueue's ClusterQueue has nominal quota left, in order of
  *     priority then creation time (BestEffortFIFO);
- *   - marks it Finished (Succeeded or Failed, message from the job) when the
- *     job carrying annotation kueue.x-k8s.io/prebuilt-workload-name finishes;
+ *   - starts the job carrying annotation kueue.x-k8s.io/prebuilt-workload-name
+ *     (spec.suspend=false) once its Workload is admitted, and suspends it
+ *     again when the Workload is evicted;
+ *   - marks it Finished (Succeeded or Failed, message from the job) when that
+ *     job finishes;
  *   - evicts it on request, so fault tests can drive evictions: annotate the
  *     Workload with e2e.mkueue.io/evict=<message>; it stays out until the
  *     annotation is removed.
@@ -267,6 +270,35 @@ static json_t *job_of(json_t *wl, json_t *jobs)
     return NULL;
 }
 
+/* As Kueue does with the job of an admitted prebuilt Workload: start it
+ * (spec.suspend=false), and suspend it again on eviction. */
+static void set_suspend(json_t *job, int suspend)
+{
+    json_t *cur = json_object_get(json_object_get(job, "spec"), "suspend");
+    if (!suspend && !json_is_true(cur))
+        return;
+    if (suspend && json_is_true(cur))
+        return;
+    const char *av = str_at(job, "apiVersion", NULL, NULL);
+    for (int k = 0; av && k < njobkinds; k++) {
+        const struct kc_resource *r = &jobkinds[k].res;
+        char want[256];
+        snprintf(want, sizeof(want), "%s%s%s", r->group, *r->group ? "/" : "", r->version);
+        if (strcmp(av, want) != 0)
+            continue;
+        json_t *patch = json_pack("{s:{s:b}}", "spec", "suspend", suspend);
+        struct kc_status st;
+        const char *name = str_at(job, "metadata", "name", NULL);
+        if (kc_patch(client, r, str_at(job, "metadata", "namespace", NULL), name, NULL,
+                     KC_PATCH_MERGE, patch, NULL, NULL, &st) == 0)
+            LOG_I(LOGGER, suspend ? "job suspended" : "job started", "job", name);
+        else
+            LOG_W(LOGGER, "job suspend patch failed", "job", name, "error", st.message);
+        json_decref(patch);
+        return;
+    }
+}
+
 static void finish_if_done(json_t *wl, json_t *job)
 {
     static const char *const ok_types[] = {"Complete", "Completed", "Succeeded"};
@@ -422,8 +454,12 @@ static void pass(void)
             json_t *job = job_of(wl, jobs);
             if (evict_requested(wl)) {
                 evict(wl);
+                if (job)
+                    set_suspend(job, 1);
                 continue;
             }
+            if (job && condition_true(wl, "Admitted"))
+                set_suspend(job, 0);
             if (job)
                 finish_if_done(wl, job);
             const char *cqn = str_at(wl, "status", "admission", "clusterQueue");

@@ -1,0 +1,107 @@
+#!/usr/bin/env bats
+# mkueue-reconciler with batch/v1 Jobs (standalone mode): dispatch to exactly
+# one worker, status back while running and at the end, cleanup on
+# completion and on deletion, and a foreign same-named Job left alone.
+
+load helpers
+load reconciler
+
+PORT=$((RC_METRICS_BASE + 0))
+
+setup_file() {
+    rc_bed_setup
+    rc_start rc-job "$PORT" --leader-elect=false --gc-interval 5s
+}
+
+teardown_file() {
+    stop_component rc-job
+}
+
+setup() {
+    NS=$(fresh_ns rcjob)
+    rc_ns "$NS"
+}
+
+teardown() {
+    teardown_common
+    rc_ns_delete "$NS"
+}
+
+@test "a Job is dispatched to exactly one worker and the loser's copy is removed" {
+    rc_job "$NS" work
+    eventually 20 is_ready "$NS" work
+    c=$(rc_cluster_of "$NS" work)
+    [[ "$c" == worker-[12] ]]
+    [ "$(rc_wl "$NS" work '{.status.admissionChecks[0].message}')" = "The workload was admitted on \"$c\"" ]
+    [ "$(rc_cond "$NS" work QuotaReserved)" = True ]
+    [ "$(rc_cond "$NS" work Admitted)" = True ]
+    # the remote job exists on the winner only; the other worker keeps nothing
+    [ "$(rc_remote_jobs "$c" "$NS")" = job.batch/work ]
+    other=worker-1; [ "$c" = worker-1 ] && other=worker-2
+    eventually 10 is_eq "" rc_remote_wls "$other" "$NS"
+    [ -z "$(rc_remote_jobs "$other" "$NS")" ]
+    # the remote copy: our origin, the prebuilt Workload, no TTL, no managedBy
+    wl=$(rc_wl_name "$NS" work)
+    [ "$(jp "$c" -n "$NS" job work -o jsonpath='{.metadata.annotations.kueue\.x-k8s\.io/prebuilt-workload-name}')" = "$wl" ]
+    [ -z "$(jp "$c" -n "$NS" job work -o jsonpath='{.spec.ttlSecondsAfterFinished}')" ]
+    # Kueue's metrics
+    [ -n "$(rc_metric "$PORT" "multikueue_workloads_admitted_total{cluster_queue=\"team-a-cq\",cluster=\"$c\",replica_role=\"standalone\"}")" ]
+}
+
+@test "job status is synced while running and at the end; completion removes remote objects" {
+    rc_job "$NS" run
+    eventually 20 is_ready "$NS" run
+    c=$(rc_cluster_of "$NS" run)
+    eventually 20 is_eq 1 jp manager -n "$NS" job run -o jsonpath='{.status.active}'
+    rc_finish_pod "$c" "$NS" run
+    eventually 20 is_eq 1 jp manager -n "$NS" job run -o jsonpath='{.status.succeeded}'
+    eventually 10 is_eq True jp manager -n "$NS" job run -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}'
+    eventually 20 is_eq True rc_cond "$NS" run Finished
+    [ "$(rc_wl "$NS" run '{.status.conditions[?(@.type=="Finished")].reason}')" = Succeeded ]
+    eventually 20 no_remote_objects "$NS"
+    eventually 20 is_eq "" k "$c" -n "$NS" get pods -o name
+    # the finished Workload no longer holds our finalizer
+    [ -z "$(rc_wl "$NS" run '{.metadata.finalizers}')" ]
+}
+
+@test "deleting the manager job removes the remote job and its pods" {
+    rc_job "$NS" gone
+    eventually 20 is_ready "$NS" gone
+    c=$(rc_cluster_of "$NS" gone)
+    eventually 20 has_pods "$c" "$NS" job-name=gone
+    km -n "$NS" delete job gone >/dev/null
+    eventually 20 no_remote_objects "$NS"
+    eventually 20 is_eq "" k "$c" -n "$NS" get pods -o name
+    eventually 20 is_eq "" km -n "$NS" get workloads -o name
+}
+
+@test "a foreign Job of the same name on a worker is never touched" {
+    kw1 -n "$NS" create job same --image=busybox -- true >/dev/null
+    uid=$(jp worker-1 -n "$NS" job same -o jsonpath='{.metadata.uid}')
+    rc_job "$NS" same
+    # whichever worker wins, there is never more than one job of ours
+    for _ in $(seq 15); do
+        [ "$(rc_count_remote_jobs "$NS")" -le 1 ]
+        sleep 0.4
+    done
+    km -n "$NS" delete job same >/dev/null
+    eventually 20 no_remote_objects "$NS"
+    sleep 2
+    [ "$(jp worker-1 -n "$NS" job same -o jsonpath='{.metadata.uid}')" = "$uid" ]
+    [ -z "$(jp worker-1 -n "$NS" job same -o jsonpath='{.metadata.labels.kueue\.x-k8s\.io/multikueue-origin}')" ]
+}
+
+@test "the quota gate reserves in order and tells a waiting Workload why" {
+    rc_job "$NS" first 12
+    eventually 20 is_eq True rc_cond "$NS" first QuotaReserved
+    rc_job "$NS" second 8
+    eventually 20 is_eq WaitingForQuota rc_wl "$NS" second '{.status.conditions[?(@.type=="QuotaReserved")].reason}'
+    msg=$(rc_wl "$NS" second '{.status.conditions[?(@.type=="QuotaReserved")].message}')
+    [[ "$msg" == "Waiting for quota: ClusterQueue team-a-cq: "*" of 16 cpu in use, the workload requests 8" ]]
+    rc_job "$NS" huge 40
+    eventually 20 is_eq ExceedsMaxQuota rc_wl "$NS" huge '{.status.conditions[?(@.type=="QuotaReserved")].reason}'
+    # nothing is dispatched without quota
+    [ -z "$(k worker-1 -n "$NS" get workload "$(rc_wl_name "$NS" second)" -o name 2>/dev/null)" ]
+    km -n "$NS" delete job first >/dev/null
+    eventually 20 is_eq True rc_cond "$NS" second QuotaReserved
+}

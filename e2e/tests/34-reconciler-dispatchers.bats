@@ -1,0 +1,83 @@
+#!/usr/bin/env bats
+# The Incremental dispatcher (config order, stepSize clusters per round)
+# and an External dispatcher (copies go where status.nominatedClusterNames
+# says).
+
+load helpers
+load reconciler
+
+PORT=$((RC_METRICS_BASE + 5))
+
+setup_file() {
+    rc_bed_setup
+    kw1 apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: rc-empty-cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 0}]
+YAML
+}
+
+teardown_file() {
+    kw1 delete clusterqueue rc-empty-cq --ignore-not-found >/dev/null
+}
+
+setup() {
+    NS=$(fresh_ns rcdisp)
+    rc_ns "$NS"
+}
+
+teardown() {
+    teardown_common
+    stop_component rc-disp
+    rc_ns_delete "$NS"
+}
+
+nominated() { rc_wl "$NS" "$1" '{.status.nominatedClusterNames}'; }
+
+@test "Incremental: one cluster per round in config order; the next round adds the next one" {
+    # worker-1 (first in the config) has no quota for this namespace
+    kw1 -n "$NS" patch localqueue team-a --type=merge -p '{"spec":{"clusterQueue":"rc-empty-cq"}}' >/dev/null ||
+        { kw1 -n "$NS" delete localqueue team-a >/dev/null
+          kw1 apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: $NS, name: team-a}
+spec: {clusterQueue: rc-empty-cq}
+YAML
+        }
+    rc_start rc-disp "$PORT" --leader-elect=false --dispatcher Incremental \
+        --incremental-step-size 1 --incremental-round 6s
+    rc_job "$NS" inc
+    eventually 10 is_eq '["worker-1"]' nominated inc
+    eventually 10 is_eq workload.kueue.x-k8s.io/$(rc_wl_name "$NS" inc) rc_remote_wls worker-1 "$NS"
+    sleep 2
+    [ -z "$(rc_remote_wls worker-2 "$NS")" ]
+    [ "$(rc_check_state "$NS" inc)" = Pending ]
+    # the round ends: worker-2 joins and admits
+    eventually 15 is_ready "$NS" inc
+    [ "$(rc_cluster_of "$NS" inc)" = worker-2 ]
+    [ "$(rc_remote_jobs worker-2 "$NS")" = job.batch/inc ]
+    eventually 10 is_eq "" rc_remote_wls worker-1 "$NS"
+    [ -z "$(nominated inc)" ]
+}
+
+@test "External: copies go exactly to the clusters an external controller nominates" {
+    rc_start rc-disp "$PORT" --leader-elect=false --dispatcher example.com/custom-mk-dispatcher
+    rc_job "$NS" ext
+    eventually 10 is_eq True rc_cond "$NS" ext QuotaReserved
+    sleep 2
+    [ "$(rc_count_remote_wls "$NS")" = 0 ]
+    km -n "$NS" patch workload "$(rc_wl_name "$NS" ext)" --subresource=status --type=merge \
+        -p '{"status":{"nominatedClusterNames":["worker-2"]}}' >/dev/null
+    eventually 20 is_ready "$NS" ext
+    [ "$(rc_cluster_of "$NS" ext)" = worker-2 ]
+    [ -z "$(rc_remote_wls worker-1 "$NS")" ]
+    [ "$(rc_remote_jobs worker-2 "$NS")" = job.batch/ext ]
+}

@@ -1,0 +1,110 @@
+# Helpers for the reconciler scenarios (30-reconciler-*.bats). Loaded after
+# helpers.bash. The manager gets e2e/manifests/manager.yaml (ClusterQueue
+# team-a-cq -> AdmissionCheck multikueue-ac -> MultiKueueConfig -> worker-1,
+# worker-2 through Secrets in mkueue-system), the workers worker.yaml; each
+# test works in its own namespace with a LocalQueue team-a everywhere.
+
+RC_BIN="$MKUEUE_ROOT/bin/mkueue-reconciler"
+RC_METRICS_BASE=${RC_METRICS_BASE:-18300}
+
+# rc_bed_setup: the queues and credentials every reconciler scenario uses.
+rc_bed_setup() {
+    kw1 apply -f "$MKUEUE_ROOT/e2e/manifests/worker.yaml" >/dev/null
+    kw2 apply -f "$MKUEUE_ROOT/e2e/manifests/worker.yaml" >/dev/null
+    km apply -f "$MKUEUE_ROOT/e2e/manifests/manager.yaml" >/dev/null
+    local i
+    for i in 1 2; do rc_secret worker-$i "$MKUEUE_E2E_DIR/kubeconfig/worker-$i.yaml"; done
+}
+
+# rc_secret CLUSTER KUBECONFIG-FILE: (re)writes the cluster's kubeconfig Secret.
+rc_secret() {
+    km -n mkueue-system create secret generic "$1-kubeconfig" --from-file=kubeconfig="$2" \
+        --dry-run=client -o yaml | km apply -f - >/dev/null
+}
+
+# rc_start NAME METRICS-PORT [FLAGS...]: runs a reconciler against the manager.
+rc_start() {
+    local name=$1 port=$2; shift 2
+    start_component "$name" "$RC_BIN" --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" \
+        --metrics-addr "127.0.0.1:$port" "$@"
+    eventually 30 curl -sf "http://127.0.0.1:$port/readyz" -o /dev/null
+}
+
+# rc_ns NAME: a namespace with LocalQueue team-a on the manager and both workers.
+rc_ns() {
+    local c
+    for c in manager worker-1 worker-2; do
+        k "$c" create ns "$1" >/dev/null
+        k "$c" apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: $1, name: team-a}
+spec: {clusterQueue: team-a-cq}
+YAML
+    done
+}
+
+rc_ns_delete() {
+    local c
+    for c in manager worker-1 worker-2; do k "$c" delete ns "$1" --wait=false >/dev/null 2>&1 || true; done
+}
+
+# rc_job NS NAME [CPU]: a Job for queue team-a on the manager.
+rc_job() {
+    km apply -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  namespace: $1
+  name: $2
+  labels: {kueue.x-k8s.io/queue-name: team-a}
+spec:
+  ttlSecondsAfterFinished: 5
+  parallelism: 1
+  completions: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        command: ["true"]
+        resources: {requests: {cpu: ${3:-100m}}}
+YAML
+}
+
+# Objects carrying our origin label, on one worker / all workers.
+rc_remote_jobs() { k "$1" -n "$2" get jobs -l kueue.x-k8s.io/multikueue-origin=multikueue -o name 2>/dev/null; }
+rc_remote_wls() { k "$1" -n "$2" get workloads -l kueue.x-k8s.io/multikueue-origin=multikueue -o name 2>/dev/null; }
+rc_count_remote_jobs() { { rc_remote_jobs worker-1 "$1"; rc_remote_jobs worker-2 "$1"; } | grep -c . || true; }
+rc_count_remote_wls() { { rc_remote_wls worker-1 "$1"; rc_remote_wls worker-2 "$1"; } | grep -c . || true; }
+
+# The manager Workload of a job: its name, and fields of it.
+rc_wl_name() { km -n "$1" get workloads -o jsonpath="{.items[?(@.metadata.ownerReferences[0].name==\"$2\")].metadata.name}" 2>/dev/null; }
+rc_wl() { local w; w=$(rc_wl_name "$1" "$2"); [ -n "$w" ] && km -n "$1" get workload "$w" -o jsonpath="$3" 2>/dev/null; }
+rc_cluster_of() { rc_wl "$1" "$2" '{.status.clusterName}'; }
+rc_check_state() { rc_wl "$1" "$2" '{.status.admissionChecks[0].state}'; }
+rc_cond() { rc_wl "$1" "$2" "{.status.conditions[?(@.type==\"$3\")].status}"; }
+
+is_eq() { [ "$("${@:2}")" = "$1" ]; }
+is_ready() { is_eq Ready rc_check_state "$1" "$2"; }
+has_cluster() { [ -n "$(rc_cluster_of "$1" "$2")" ]; }
+no_remote_objects() { [ "$(rc_count_remote_jobs "$1")" = 0 ] && [ "$(rc_count_remote_wls "$1")" = 0 ]; }
+
+# rc_finish_pod CLUSTER NS JOB [PHASE]: the job's pod on that worker ends.
+rc_finish_pod() {
+    local pod code=0
+    [ "${4:-Succeeded}" = Succeeded ] || code=1
+    eventually 20 has_pods "$1" "$2" "job-name=$3"
+    pod=$(k "$1" -n "$2" get pods -l "job-name=$3" -o name | head -1)
+    k "$1" -n "$2" patch "$pod" --subresource=status --type=merge -p \
+        "{\"status\":{\"phase\":\"${4:-Succeeded}\",\"containerStatuses\":[{\"name\":\"main\",\"image\":\"busybox\",\"imageID\":\"\",\"ready\":false,\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":$code,\"reason\":\"Completed\"}}}]}}" >/dev/null
+}
+
+# rc_metric PORT NAME-AND-LABELS: the value of one series (empty when absent).
+rc_metric() {
+    curl -sf "http://127.0.0.1:$1/metrics" | awk -v s="$2" 'index($0, s" ") == 1 { print $NF }'
+}
+
+# pid of a test-bed process (e.g. apiserver-worker-2)
+bed_pid() { awk -v n="$1" '$2 == n { print $1 }' "$MKUEUE_E2E_DIR/pids"; }

@@ -1,0 +1,120 @@
+#include "ctx.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "jsonx.h"
+
+int rc_kind_index(const struct rc_ctx *x, const struct mk_kind *k)
+{
+    for (int i = 0; i < x->nkinds; i++)
+        if (x->kinds[i] == k)
+            return i;
+    return -1;
+}
+
+long long rc_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void rc_enqueue_after(struct rc_ctx *x, char prefix, const char *key, long ms)
+{
+    char k[KCACHE_KEY_MAX + 64];
+    int n = snprintf(k, sizeof(k), "%c/%s", prefix, key);
+    if (n < 0 || (size_t)n >= sizeof(k))
+        return;
+    if (ms > 0)
+        wq_add_after(x->queue, k, ms);
+    else
+        wq_add(x->queue, k);
+}
+
+void rc_enqueue(struct rc_ctx *x, char prefix, const char *key)
+{
+    rc_enqueue_after(x, prefix, key, 0);
+}
+
+static int enqueue_one(const char *key, json_t *obj, void *ud)
+{
+    (void)obj;
+    rc_enqueue(ud, 'w', key);
+    return 0;
+}
+
+void rc_enqueue_all_workloads(struct rc_ctx *x)
+{
+    kcache_foreach(x->workloads, NULL, enqueue_one, x);
+}
+
+json_t *rc_check_clusters(struct rc_ctx *x, const char *check, char *why, size_t whylen)
+{
+    json_t *ac = kcache_get(x->admissionchecks, check);
+    json_t *out = NULL;
+    if (!ac) {
+        snprintf(why, whylen, "AdmissionCheck %s not found", check);
+        return NULL;
+    }
+    const char *name = jx_str(ac, "spec.parameters.name");
+    const char *kind = jx_str(ac, "spec.parameters.kind");
+    json_t *cfg = name && kind && strcmp(kind, "MultiKueueConfig") == 0
+                      ? kcache_get(x->mkconfigs, name)
+                      : NULL;
+    if (!cfg) {
+        snprintf(why, whylen, "MultiKueueConfig.kueue.x-k8s.io \"%s\" not found", name ? name : "");
+        goto out;
+    }
+    out = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(jx_get(cfg, "spec.clusters"), i, v)
+    {
+        if (out && json_is_string(v) && json_array_size(out) < 20)
+            json_array_append(out, v);
+    }
+out:
+    json_decref(cfg);
+    json_decref(ac);
+    return out;
+}
+
+int rc_mk_check_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(jx_get(wl, "status.admissionChecks"), i, c)
+    {
+        const char *name = jx_str(c, "name");
+        json_t *ac = name ? kcache_get(x->admissionchecks, name) : NULL;
+        int mk = ac && mkq_is_multikueue_check(ac);
+        json_decref(ac);
+        if (mk) {
+            snprintf(out, outlen, "%s", name);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int rc_cq_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen)
+{
+    const char *ns = jx_str(wl, "metadata.namespace");
+    const char *q = jx_str(wl, "spec.queueName");
+    const char *adm = jx_str(wl, "status.admission.clusterQueue");
+    if (adm) {
+        snprintf(out, outlen, "%s", adm);
+        return 0;
+    }
+    if (!ns || !q)
+        return -1;
+    json_t *lq = kcache_get_nsname(x->localqueues, ns, q);
+    const char *cq = jx_str(lq, "spec.clusterQueue");
+    int rc = cq ? 0 : -1;
+    if (cq)
+        snprintf(out, outlen, "%s", cq);
+    json_decref(lq);
+    return rc;
+}

@@ -1,0 +1,74 @@
+/* What the reconciler's pieces share: settings, the manager client and
+ * caches, the worker connections, the work queue and metrics.
+ *
+ * Work queue keys (one queue, a pool of threads):
+ *   "w/<ns>/<name>"        a manager Workload (dispatch.c)
+ *   "j/<kind>/<ns>/<name>" a manager job, standalone mode (workload_create.c)
+ *   "q/<clusterqueue>"     the quota gate of one ClusterQueue (gate.c)
+ *   "a/<admissioncheck>"   an AdmissionCheck's Active condition
+ *   "c/<cluster>"          a MultiKueueCluster's Active condition
+ *   "g/<cluster>"          garbage collection on one worker
+ * No lock is held across network I/O: the caches are read under their own
+ * read locks, and the small in-memory maps here under `mu`. */
+#ifndef MKUEUE_RC_CTX_H
+#define MKUEUE_RC_CTX_H
+
+#include <jansson.h>
+#include <pthread.h>
+
+#include "clusters.h"
+#include "config.h"
+#include "kinds/kinds.h"
+#include "kube_cache.h"
+#include "kube_client.h"
+#include "queue.h"
+#include "rc_metrics.h"
+#include "strmap.h"
+#include "workqueue.h"
+
+#define RC_WATCH_WORKLOADS 0 /* mkcs watch index of remote Workloads; kinds follow */
+
+struct rc_ctx {
+    struct rc_config *cfg;
+    struct kc_client *mgr;
+    /* manager caches */
+    struct kcache *workloads, *localqueues, *clusterqueues, *admissionchecks, *mkconfigs,
+        *mkclusters, *secrets, *priorityclasses;
+    struct mkq_caches q;
+    int nkinds;
+    const struct mk_kind *kinds[RC_MAX_KINDS];
+    struct kcache *jobs[RC_MAX_KINDS];
+    int managed_by_kept[RC_MAX_KINDS]; /* the manager's schema keeps managedBy */
+    struct mkcs *clusters;
+    struct rc_probe *probe; /* reachability of connected workers (may be NULL) */
+    struct wq *queue;
+    struct rc_metrics metrics;
+
+    pthread_mutex_t mu;   /* guards the maps below; never held across I/O */
+    struct smap *rounds;  /* Incremental round start (long long * ms) per Workload key */
+    struct smap *deleted; /* last state (json_t *) of Workloads deleted before cleanup */
+    struct smap *lag;     /* first unsynced remote job event (long long * ms) per key */
+    struct smap *assumed; /* gate: reservations written but not yet seen (struct rc_assumed *) */
+    long gate_last_ms;    /* duration of the last quota gate pass (atomic) */
+};
+
+/* Index of a kind among the enabled ones, -1 when not enabled. */
+int rc_kind_index(const struct rc_ctx *x, const struct mk_kind *k);
+/* Monotonic milliseconds. */
+long long rc_mono_ms(void);
+/* Enqueue helpers: prefix + key. */
+void rc_enqueue(struct rc_ctx *x, char prefix, const char *key);
+void rc_enqueue_after(struct rc_ctx *x, char prefix, const char *key, long ms);
+/* Every manager Workload (e.g. after a cluster came back). */
+void rc_enqueue_all_workloads(struct rc_ctx *x);
+
+/* The clusters of an AdmissionCheck's MultiKueueConfig (new reference, an
+ * array in config order), or NULL with why. */
+json_t *rc_check_clusters(struct rc_ctx *x, const char *check, char *why, size_t whylen);
+/* The first admission check of the Workload whose AdmissionCheck has the
+ * MultiKueue controller, into out; 0 or -1 when none. */
+int rc_mk_check_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen);
+/* The ClusterQueue of a Workload (through its LocalQueue), into out. */
+int rc_cq_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,525 @@
+#include "decide.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatchers.h"
+#include "jsonx.h"
+#include "wlstatus.h"
+
+static const char *const act_names[] = {
+    "wl-status",
+    "remove-remote",
+    "create-remote-wl",
+    "create-remote-job",
+    "sync-job-status",
+    "remote-priority",
+    "deactivate-remote",
+    "remove-finalizer",
+    "delete-wl",
+    "local-suspend",
+    "event",
+    "count-admitted",
+};
+
+const char *rc_act_name(enum rc_act_type t)
+{
+    return (size_t)t < sizeof(act_names) / sizeof(act_names[0]) ? act_names[t] : "?";
+}
+
+void rc_plan_clear(struct rc_plan *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        json_decref(p->acts[i].patch);
+    p->n = 0;
+}
+
+size_t rc_plan_count(const struct rc_plan *p, enum rc_act_type t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++)
+        n += p->acts[i].type == t;
+    return n;
+}
+
+const struct rc_act *rc_plan_find(const struct rc_plan *p, enum rc_act_type t)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->acts[i].type == t)
+            return &p->acts[i];
+    return NULL;
+}
+
+static struct rc_act *add(struct rc_plan *p, enum rc_act_type t, int cluster)
+{
+    if (p->n == RC_MAX_ACTS)
+        return NULL;
+    struct rc_act *a = &p->acts[p->n++];
+    memset(a, 0, sizeof(*a));
+    a->type = t;
+    a->cluster = cluster;
+    return a;
+}
+
+static void add_status(struct rc_plan *p, json_t *patch)
+{
+    struct rc_act *a = patch ? add(p, RC_ACT_WL_STATUS, -1) : NULL;
+    if (a)
+        a->patch = patch;
+    else
+        json_decref(patch);
+}
+
+static void add_event(struct rc_plan *p, const char *type, const char *reason, const char *msg)
+{
+    struct rc_act *a = add(p, RC_ACT_EVENT, -1);
+    if (!a)
+        return;
+    snprintf(a->etype, sizeof(a->etype), "%s", type);
+    snprintf(a->reason, sizeof(a->reason), "%s", reason);
+    snprintf(a->message, sizeof(a->message), "%s", msg);
+}
+
+static void requeue(struct rc_plan *p, long ms)
+{
+    if (ms < 0)
+        return;
+    if (p->requeue_ms < 0 || ms < p->requeue_ms)
+        p->requeue_ms = ms;
+}
+
+static int has_objects(const struct rc_remote *r)
+{
+    return r->wl || r->job;
+}
+
+/* REMOVE on every available cluster holding something, except `keep`.
+ * Returns how many unavailable clusters still show cached objects. */
+static int remove_all(const struct rc_obs *o, struct rc_plan *p, int keep, const int *done)
+{
+    int stranded = 0;
+    for (size_t i = 0; i < o->nremotes; i++) {
+        const struct rc_remote *r = &o->remotes[i];
+        if ((int)i == keep || !has_objects(r) || (done && i < RC_MAX_CLUSTERS * 2 && done[i]))
+            continue;
+        if (r->available)
+            add(p, RC_ACT_REMOVE_REMOTE, (int)i);
+        else
+            stranded++;
+    }
+    return stranded;
+}
+
+static const char *check_state(const struct rc_obs *o)
+{
+    const char *s = jx_str(rc_check_find(o->wl, o->check), "state");
+    return s ? s : "Pending";
+}
+
+/* {"admissionChecks": [... check set ...]} plus extra members. */
+static json_t *check_patch(const struct rc_obs *o, const char *state, const char *msg, int bump)
+{
+    json_t *checks =
+        rc_checks_with(jx_get(o->wl, "status.admissionChecks"), o->check, state, msg, o->now, bump);
+    return checks ? json_pack("{s:o}", "admissionChecks", checks) : NULL;
+}
+
+static void set_conds(json_t *patch, json_t *conds)
+{
+    if (patch && conds)
+        json_object_set_new(patch, "conditions", conds);
+    else
+        json_decref(conds);
+}
+
+json_t *rc_retry_patch(const struct rc_obs *o, const char *msg)
+{
+    char *m = rc_msg_previously(msg, check_state(o));
+    if (!m)
+        return NULL;
+    json_t *patch = NULL;
+    if (o->mode == RC_MODE_WITH_KUEUE) {
+        /* Kueue evicts on Retry, releases quota and resets the check */
+        patch = check_patch(o, "Retry", m, 0);
+        free(m);
+        return patch;
+    }
+    /* standalone: we are Kueue, so the eviction happens in the same write */
+    char evict[2048];
+    snprintf(evict, sizeof(evict), "Evicted due to AdmissionCheck in Retry state: \"%s\" (%s)",
+             o->check, m);
+    char *reset = rc_msg_previously("Reset to Pending after eviction", "Retry");
+    patch = reset ? check_patch(o, "Pending", reset, 1) : NULL;
+    free(reset);
+    free(m);
+    if (!patch)
+        return NULL;
+    json_t *c0 = jx_get(o->wl, "status.conditions");
+    json_t *c1 = rc_conds_with(c0, "Evicted", "True", "AdmissionCheck", evict, o->now);
+    json_t *c2 = c1 ? rc_conds_with(c1, "QuotaReserved", "False", "Pending", evict, o->now) : NULL;
+    json_t *c3 = c2 ? rc_conds_with(c2, "Admitted", "False", "NoReservation",
+                                    "The workload has no reservation", o->now)
+                    : NULL;
+    json_t *c4 = c3 ? rc_conds_with(c3, "Requeued", "True", "AdmissionCheck", evict, o->now) : NULL;
+    json_decref(c1);
+    json_decref(c2);
+    json_decref(c3);
+    if (!c4) {
+        json_decref(patch);
+        return NULL;
+    }
+    set_conds(patch, c4);
+    json_object_set_new(patch, "admission", json_null());
+    json_object_set_new(patch, "clusterName", json_null());
+    json_object_set_new(patch, "nominatedClusterNames", json_null());
+    return patch;
+}
+
+static void retry(const struct rc_obs *o, struct rc_plan *p, const char *msg, const char *etype)
+{
+    add_status(p, rc_retry_patch(o, msg));
+    char *m = rc_msg_previously(msg, check_state(o));
+    if (m)
+        add_event(p, etype, "MultiKueue", m);
+    free(m);
+}
+
+static void reject(const struct rc_obs *o, struct rc_plan *p, const char *msg)
+{
+    char *m = rc_msg_previously(msg, check_state(o));
+    json_t *patch = m ? check_patch(o, "Rejected", m, 0) : NULL;
+    if (patch && o->mode == RC_MODE_STANDALONE) {
+        /* Kueue deactivates a Workload whose check is Rejected: no quota */
+        char why[2048];
+        snprintf(why, sizeof(why),
+                 "Deactivated due to AdmissionCheck in Rejected state: \"%s\" (%s)", o->check, m);
+        json_t *c = rc_conds_with(jx_get(o->wl, "status.conditions"), "Admitted", "False",
+                                  "NoReservation", "The workload has no reservation", o->now);
+        if (c && rc_wl_reserved(o->wl)) {
+            json_t *c2 = rc_conds_with(c, "QuotaReserved", "False", "Inadmissible", why, o->now);
+            json_t *c3 = c2 ? rc_conds_with(c2, "Evicted", "True", "DeactivatedDueToAdmissionCheck",
+                                            why, o->now)
+                            : NULL;
+            json_decref(c);
+            json_decref(c2);
+            c = c3;
+            json_object_set_new(patch, "admission", json_null());
+        }
+        set_conds(patch, c);
+        add_event(p, "Warning", "AdmissionCheckRejected", why);
+    }
+    add_status(p, patch);
+    free(m);
+}
+
+static int index_of(const struct rc_obs *o, const char *cluster)
+{
+    for (size_t i = 0; cluster && i < o->nremotes; i++)
+        if (strcmp(o->remotes[i].cluster, cluster) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* The earliest remote with condition `type`, among available ones. */
+static int earliest(const struct rc_obs *o, const char *type, const int *skip)
+{
+    json_t *wls[RC_MAX_CLUSTERS * 2];
+    int ok[RC_MAX_CLUSTERS * 2];
+    size_t n = o->nremotes < RC_MAX_CLUSTERS * 2 ? o->nremotes : RC_MAX_CLUSTERS * 2;
+    for (size_t i = 0; i < n; i++) {
+        wls[i] = o->remotes[i].wl;
+        ok[i] = o->remotes[i].available && o->remotes[i].in_config && !(skip && skip[i]);
+    }
+    return rc_earliest_true(wls, ok, n, type);
+}
+
+static int other_checks_ready(const struct rc_obs *o)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(jx_get(o->wl, "status.admissionChecks"), i, c)
+    {
+        const char *name = jx_str(c, "name"), *st = jx_str(c, "state");
+        if (name && strcmp(name, o->check) != 0 && (!st || strcmp(st, "Ready") != 0))
+            return 0;
+    }
+    return 1;
+}
+
+/* Step 4/5 cleanup, then our finalizer off when nothing is left where we can see. */
+static void cleanup(const struct rc_obs *o, struct rc_plan *p, int release_finalizer)
+{
+    int stranded = remove_all(o, p, -1, NULL);
+    if (stranded)
+        requeue(p, o->worker_lost_timeout_ms); /* GC also cleans them on return */
+    if (release_finalizer && o->mode == RC_MODE_STANDALONE && rc_has_finalizer(o->wl, RC_FINALIZER))
+        add(p, RC_ACT_REMOVE_FINALIZER, -1);
+}
+
+static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, const char *state,
+                          const int *drifted)
+{
+    const struct rc_remote *win = &o->remotes[w];
+    snprintf(p->step, sizeof(p->step), "winner");
+    /* a: persist the choice first (never two remote jobs) */
+    if (!jx_str(o->wl, "status.clusterName")) {
+        json_t *patch =
+            json_pack("{s:s,s:n}", "clusterName", win->cluster, "nominatedClusterNames");
+        add_status(p, patch);
+    }
+    /* b: the losers go (drifted ones are already being removed) */
+    remove_all(o, p, w, drifted);
+    /* c: evicted on the manager while the remote holds quota */
+    if (rc_wl_evicted(o->wl)) {
+        snprintf(p->step, sizeof(p->step), "evicted-on-manager");
+        if (!rc_cond_true(win->wl, "DeactivationTarget")) {
+            struct rc_act *a = add(p, RC_ACT_DEACTIVATE_REMOTE, w);
+            const char *m = jx_str(rc_cond_find(o->wl, "Evicted"), "message");
+            if (a)
+                snprintf(a->message, sizeof(a->message), "Evicted on manager: %s", m ? m : "");
+        }
+        if (win->job)
+            add(p, RC_ACT_SYNC_JOB_STATUS, w);
+        return;
+    }
+    /* d: the remote job, once; then its status */
+    add(p, win->job ? RC_ACT_SYNC_JOB_STATUS : RC_ACT_CREATE_REMOTE_JOB, w);
+    /* e: Ready */
+    if (strcmp(state, "Ready") != 0 && strcmp(state, "Retry") != 0 &&
+        strcmp(state, "Rejected") != 0) {
+        char msg[512];
+        snprintf(msg, sizeof(msg), "The workload was admitted on \"%s\"", win->cluster);
+        json_t *patch = check_patch(o, "Ready", msg, 0);
+        if (patch && o->mode == RC_MODE_STANDALONE) {
+            /* Admitted = reserved and every check Ready */
+            json_t *checks = json_object_get(patch, "admissionChecks");
+            int all = 1;
+            size_t i;
+            json_t *c;
+            json_array_foreach(checks, i, c)
+            {
+                const char *st = jx_str(c, "state");
+                all = all && st && strcmp(st, "Ready") == 0;
+            }
+            if (all)
+                set_conds(patch,
+                          rc_conds_with(jx_get(o->wl, "status.conditions"), "Admitted", "True",
+                                        "Admitted", "The workload is admitted", o->now));
+        }
+        add_status(p, patch);
+        add_event(p, "Normal", "MultiKueue", msg);
+        add(p, RC_ACT_COUNT_ADMITTED, w);
+    }
+    /* the local job may run (status shows) once the remote exists */
+    if (o->mode == RC_MODE_STANDALONE && o->managed_by_honoured && o->job && o->kind &&
+        o->kind->suspend_path && jx_bool(o->job, o->kind->suspend_path, 0)) {
+        struct rc_act *a = add(p, RC_ACT_LOCAL_SUSPEND, -1);
+        if (a)
+            a->value = 0;
+    }
+    /* f: periodic resync */
+    requeue(p, o->worker_lost_timeout_ms < o->resync_ms ? o->worker_lost_timeout_ms : o->resync_ms);
+}
+
+void rc_decide(const struct rc_obs *o, struct rc_plan *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->requeue_ms = -1;
+    json_t *wl = o->wl;
+    int deleting = rc_wl_deleting(wl);
+
+    /* 0: our check */
+    if (!o->check || !rc_check_find(wl, o->check)) {
+        snprintf(p->step, sizeof(p->step), "no-check");
+        if (deleting)
+            cleanup(o, p, 1);
+        return;
+    }
+    const char *state = check_state(o);
+    if (strcmp(state, "Rejected") == 0) {
+        snprintf(p->step, sizeof(p->step), "rejected");
+        if (deleting || !rc_wl_reserved(wl))
+            cleanup(o, p, deleting);
+        return;
+    }
+    /* 1: adapter */
+    if (!o->kind) {
+        snprintf(p->step, sizeof(p->step), "no-adapter");
+        char msg[512];
+        if (o->owner_gvk)
+            snprintf(msg, sizeof(msg), "No multikueue adapter found for owner kind \"%s\"",
+                     o->owner_gvk);
+        else
+            snprintf(msg, sizeof(msg), "No multikueue adapter found");
+        if (deleting)
+            cleanup(o, p, 1);
+        else
+            reject(o, p, msg);
+        return;
+    }
+    /* the owner job is gone: the Workload goes too (standalone; Kueue does it otherwise) */
+    if (!deleting && o->job_gone && o->mode == RC_MODE_STANDALONE) {
+        snprintf(p->step, sizeof(p->step), "owner-gone");
+        add(p, RC_ACT_DELETE_WL, -1);
+        return;
+    }
+    /* 2: managed */
+    if (!deleting && o->job && !o->managed) {
+        snprintf(p->step, sizeof(p->step), "not-managed");
+        char msg[512];
+        const char *v = mk_managed_by(o->kind, o->job);
+        snprintf(msg, sizeof(msg),
+                 "The owner is not managed by Kueue: Expecting %s to be \"%s\" not \"%s\"",
+                 o->kind->managed_by_path ? o->kind->managed_by_path : "spec.managedBy",
+                 MK_MANAGED_BY, v ? v : "");
+        reject(o, p, msg);
+        return;
+    }
+    /* 4: deleted */
+    if (deleting) {
+        snprintf(p->step, sizeof(p->step), "deleted");
+        cleanup(o, p, 1);
+        return;
+    }
+    /* 5: finished, or no quota */
+    if (rc_wl_finished(wl) || !rc_wl_reserved(wl)) {
+        snprintf(p->step, sizeof(p->step), rc_wl_finished(wl) ? "finished" : "no-reservation");
+        cleanup(o, p, rc_wl_finished(wl));
+        return;
+    }
+    /* 8 (first, so drifted copies are not considered below): spec drift */
+    int drifted[RC_MAX_CLUSTERS * 2] = {0};
+    for (size_t i = 0; i < o->nremotes && i < RC_MAX_CLUSTERS * 2; i++) {
+        const struct rc_remote *r = &o->remotes[i];
+        int prio_only;
+        if (!r->available || !r->wl ||
+            rc_spec_equal(jx_get(r->wl, "spec"), jx_get(wl, "spec"), &prio_only))
+            continue;
+        if (prio_only) {
+            add(p, RC_ACT_REMOTE_PRIORITY, (int)i);
+        } else {
+            add(p, RC_ACT_REMOVE_REMOTE, (int)i);
+            drifted[i] = 1;
+        }
+    }
+    /* Once a cluster is recorded, only its copy speaks for the Workload: a
+     * stale copy on a worker that came back must not finish or evict it. */
+    const char *cn = jx_str(wl, "status.clusterName");
+    int only[RC_MAX_CLUSTERS * 2];
+    for (size_t i = 0; i < o->nremotes && i < RC_MAX_CLUSTERS * 2; i++)
+        only[i] = drifted[i] || (cn && strcmp(o->remotes[i].cluster, cn) != 0);
+    /* 6: a remote finished */
+    int r = earliest(o, "Finished", only);
+    if (r >= 0) {
+        json_t *c = rc_cond_find(o->remotes[r].wl, "Finished");
+        const char *reason = jx_str(c, "reason"), *msg = jx_str(c, "message");
+        if (reason && strcmp(reason, "OutOfSync") == 0) {
+            snprintf(p->step, sizeof(p->step), "remote-out-of-sync");
+            if (strcmp(state, "Ready") == 0) {
+                char m[512];
+                snprintf(m, sizeof(m),
+                         "Remote workload on worker cluster \"%s\" is out of sync with its user "
+                         "job, resetting for re-dispatch",
+                         o->remotes[r].cluster);
+                retry(o, p, m, "Warning");
+            }
+            return;
+        }
+        snprintf(p->step, sizeof(p->step), "remote-finished");
+        if (o->remotes[r].job)
+            add(p, RC_ACT_SYNC_JOB_STATUS, r);
+        json_t *conds = rc_conds_with(jx_get(wl, "status.conditions"), "Finished", "True",
+                                      reason ? reason : "Succeeded", msg ? msg : "", o->now);
+        add_status(p, conds ? json_pack("{s:o}", "conditions", conds) : NULL);
+        return;
+    }
+    /* 7: a remote was evicted */
+    r = earliest(o, "Evicted", only);
+    if (r >= 0) {
+        if (rc_wl_evicted(wl)) {
+            snprintf(p->step, sizeof(p->step), "both-evicted");
+            if (o->remotes[r].job)
+                add(p, RC_ACT_SYNC_JOB_STATUS, r);
+            return;
+        }
+        if (strcmp(state, "Ready") == 0) {
+            snprintf(p->step, sizeof(p->step), "remote-evicted");
+            char m[512];
+            const char *cn = jx_str(wl, "status.clusterName");
+            snprintf(m, sizeof(m),
+                     "Workload evicted on worker cluster: \"%s\", resetting for re-admission",
+                     cn ? cn : o->remotes[r].cluster);
+            retry(o, p, m, "Normal");
+            return;
+        }
+    }
+    /* 9: the winner */
+    int w = -1;
+    if (cn) {
+        int i = index_of(o, cn);
+        if (i >= 0 && o->remotes[i].available && !drifted[i] && o->remotes[i].wl &&
+            rc_wl_admitted(o->remotes[i].wl))
+            w = i;
+    } else {
+        w = earliest(o, "Admitted", drifted);
+    }
+    if (w >= 0) {
+        winner_branch(o, p, w, state, drifted);
+        return;
+    }
+    if (cn || strcmp(state, "Ready") == 0) {
+        if (!cn) {
+            snprintf(p->step, sizeof(p->step), "ready-without-cluster");
+            retry(o, p,
+                  "Admission check is Ready but no admitting cluster is recorded; this is "
+                  "unexpected, please report it",
+                  "Warning");
+            return;
+        }
+        int i = index_of(o, cn);
+        if (i < 0 || !o->remotes[i].available) {
+            long long lost = i < 0 ? -1 : o->remotes[i].lost_ms;
+            if (lost >= 0 && lost < o->worker_lost_timeout_ms) {
+                snprintf(p->step, sizeof(p->step), "worker-lost-waiting");
+                requeue(p, (long)(o->worker_lost_timeout_ms - lost));
+                return;
+            }
+            snprintf(p->step, sizeof(p->step), "worker-lost");
+            retry(o, p, "Admitting remote lost", "Normal");
+            return;
+        }
+        snprintf(p->step, sizeof(p->step), "remote-gone");
+        retry(o, p, "Admitting remote no longer exists", "Normal");
+        return;
+    }
+    /* 11: nominate only while Pending with no cluster */
+    if (strcmp(state, "Pending") != 0) {
+        snprintf(p->step, sizeof(p->step), "not-pending");
+        return;
+    }
+    if (!other_checks_ready(o) || rc_wl_evicted(wl)) {
+        snprintf(p->step, sizeof(p->step), "waiting-other-checks");
+        return;
+    }
+    /* 12: nominate and synchronize */
+    snprintf(p->step, sizeof(p->step), "nominate");
+    json_t *cur = jx_get(wl, "status.nominatedClusterNames");
+    if (o->dispatcher_writes && o->nominated && !rc_names_equal(cur, o->nominated)) {
+        json_t *patch = json_object();
+        if (patch)
+            json_object_set(patch, "nominatedClusterNames", o->nominated);
+        add_status(p, patch);
+    }
+    for (size_t i = 0; i < o->nremotes; i++) {
+        const struct rc_remote *rr = &o->remotes[i];
+        int nominated = rr->in_config && rc_names_has(o->nominated, rr->cluster);
+        if (!rr->available || drifted[i])
+            continue; /* a drifted copy is being removed; recreated next time */
+        if (nominated && !rr->wl && !rr->job)
+            add(p, RC_ACT_CREATE_REMOTE_WL, (int)i);
+        else if ((!nominated && has_objects(rr)) || (nominated && !rr->wl && rr->job))
+            add(p, RC_ACT_REMOVE_REMOTE, (int)i); /* not nominated, or an orphaned job */
+    }
+    requeue(p, o->dispatcher_requeue_ms);
+}

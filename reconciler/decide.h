@@ -1,0 +1,99 @@
+/* The MultiKueue workload reconciler's decisions (reference 3.2 and 8),
+ * as a pure function: an observation of one manager Workload, its job and
+ * its remote copies goes in; an ordered plan of actions comes out. The
+ * executor (dispatch.c) performs them in order and stops at the first
+ * failure, so every plan is safe to cut short at any step (a restart
+ * converges).
+ *
+ * One deviation from Kueue for crash safety: the winning cluster is written
+ * to status.clusterName BEFORE the remote job is created, and a remote job
+ * is only ever created on status.clusterName. A reconciler killed at any
+ * instant therefore can never create jobs on two workers. */
+#ifndef MKUEUE_RC_DECIDE_H
+#define MKUEUE_RC_DECIDE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "kinds/kinds.h"
+
+#define RC_MAX_CLUSTERS 20 /* MultiKueueConfig.spec.clusters maxItems */
+#define RC_MAX_ACTS     (RC_MAX_CLUSTERS * 2 + 16)
+
+struct rc_remote {
+    const char *cluster;
+    int in_config;     /* listed in the MultiKueueConfig */
+    int available;     /* a connected client exists */
+    long long lost_ms; /* unavailable: how long (monotonic); < 0 = unknown cluster */
+    json_t *wl;        /* remote Workload with our origin (borrowed) or NULL */
+    json_t *job;       /* remote job with our origin (borrowed) or NULL */
+};
+
+struct rc_obs {
+    json_t *wl;                 /* the manager Workload (borrowed), required */
+    const char *check;          /* the MultiKueue check's name, NULL when none */
+    const struct mk_kind *kind; /* the owner's adapter, NULL when none */
+    const char *owner_gvk;      /* "<group>/<version>, Kind=<Kind>" for messages, NULL = no owner */
+    json_t *job;                /* the local job (borrowed) or NULL */
+    int job_gone;               /* the owner job is confirmed deleted */
+    int managed;                /* the job is ours (managedBy, or queue fallback) */
+    int managed_by_honoured;    /* the manager's schema has the kind's managedBy */
+    struct rc_remote *remotes;  /* every cluster with a client or a config entry */
+    size_t nremotes;
+    json_t *nominated;          /* the dispatcher's choice (borrowed; NULL = none) */
+    int dispatcher_writes;      /* AllAtOnce/Incremental write nominatedClusterNames */
+    long dispatcher_requeue_ms; /* -1 = none */
+    enum rc_mode mode;
+    long worker_lost_timeout_ms;
+    long resync_ms;
+    const char *now; /* RFC 3339, for lastTransitionTime */
+};
+
+enum rc_act_type {
+    RC_ACT_WL_STATUS,     /* merge-patch the manager Workload's status (patch) */
+    RC_ACT_REMOVE_REMOTE, /* delete remote job (Background) then remote Workload */
+    RC_ACT_CREATE_REMOTE_WL,
+    RC_ACT_CREATE_REMOTE_JOB,
+    RC_ACT_SYNC_JOB_STATUS,   /* remote job status -> local job status */
+    RC_ACT_REMOTE_PRIORITY,   /* update the remote Workload's priority in place */
+    RC_ACT_DEACTIVATE_REMOTE, /* DeactivationTarget on the remote Workload (message) */
+    RC_ACT_REMOVE_FINALIZER,  /* our finalizer off the manager Workload */
+    RC_ACT_DELETE_WL,         /* delete the manager Workload (its job is gone) */
+    RC_ACT_LOCAL_SUSPEND,     /* set the local job's suspend flag to `value` */
+    RC_ACT_EVENT,             /* an Event on the manager Workload */
+    RC_ACT_COUNT_ADMITTED,    /* multikueue_workloads_admitted_total{cluster} */
+};
+
+struct rc_act {
+    enum rc_act_type type;
+    int cluster;   /* index into obs->remotes, -1 when not about a cluster */
+    json_t *patch; /* RC_ACT_WL_STATUS: the status merge patch (owned) */
+    int value;
+    char etype[16]; /* RC_ACT_EVENT: Normal / Warning */
+    char reason[64];
+    char message[1024];
+};
+
+struct rc_plan {
+    struct rc_act acts[RC_MAX_ACTS];
+    size_t n;
+    long requeue_ms; /* -1 = no timed requeue */
+    char step[64];   /* which branch decided, for logs and tests */
+};
+
+/* Fills plan (which the caller then frees with rc_plan_clear). */
+void rc_decide(const struct rc_obs *o, struct rc_plan *plan);
+void rc_plan_clear(struct rc_plan *plan);
+
+/* Number of actions of a type (for tests and logs), and the first one. */
+size_t rc_plan_count(const struct rc_plan *p, enum rc_act_type t);
+const struct rc_act *rc_plan_find(const struct rc_plan *p, enum rc_act_type t);
+const char *rc_act_name(enum rc_act_type t);
+
+/* The status patch that evicts for a Retry in standalone mode (we are
+ * Kueue there), or just sets the check to Retry in with-kueue mode. New
+ * reference. */
+json_t *rc_retry_patch(const struct rc_obs *o, const char *msg);
+
+#endif

@@ -1,0 +1,676 @@
+#include "dispatch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decide.h"
+#include "dispatchers.h"
+#include "events.h"
+#include "jobsync.h"
+#include "jsonx.h"
+#include "log.h"
+#include "pack.h"
+#include "probe.h"
+#include "wlstatus.h"
+
+static const char *LG = "dispatch";
+static const struct kc_resource WORKLOADS = {"kueue.x-k8s.io", "v1beta2", "workloads", 1};
+
+json_t *rc_remote_workload(const json_t *wl, const char *origin)
+{
+    json_t *labels = json_deep_copy(jx_get(wl, "metadata.labels"));
+    if (!json_is_object(labels)) {
+        json_decref(labels);
+        labels = json_object();
+    }
+    json_object_del(labels, RC_JOB_UID);
+    json_object_set_new(labels, MK_ORIGIN_LABEL, json_string(origin));
+    json_t *out =
+        json_pack("{s:s,s:s,s:{s:s?,s:s?,s:o},s:O?}", "apiVersion", "kueue.x-k8s.io/v1beta2",
+                  "kind", "Workload", "metadata", "name", jx_str(wl, "metadata.name"), "namespace",
+                  jx_str(wl, "metadata.namespace"), "labels", labels, "spec", jx_get(wl, "spec"));
+    json_t *ann = jx_get(wl, "metadata.annotations");
+    if (out && json_is_object(ann) && json_object_size(ann))
+        jx_set(out, "metadata.annotations", json_deep_copy(ann));
+    return out;
+}
+
+void rc_remember_deleted(struct rc_ctx *x, const char *key, const json_t *obj)
+{
+    json_t *copy = rc_unwrap(obj); /* a fresh tree: ours to change */
+    if (!copy)
+        return;
+    if (!rc_wl_deleting(copy)) {
+        char now[32];
+        rc_now_rfc3339(now);
+        jx_set_new_str(copy, "metadata.deletionTimestamp", now);
+    }
+    void *old = NULL;
+    pthread_mutex_lock(&x->mu);
+    if (smap_put(x->deleted, key, copy, &old) < 0)
+        old = copy;
+    pthread_mutex_unlock(&x->mu);
+    json_decref(old);
+}
+
+void rc_forget_deleted(struct rc_ctx *x, const char *key)
+{
+    pthread_mutex_lock(&x->mu);
+    json_t *old = smap_del(x->deleted, key);
+    long long *r = smap_del(x->rounds, key);
+    long long *l = smap_del(x->lag, key);
+    pthread_mutex_unlock(&x->mu);
+    json_decref(old);
+    free(r);
+    free(l);
+}
+
+void rc_note_remote_event(struct rc_ctx *x, const char *key)
+{
+    pthread_mutex_lock(&x->mu);
+    if (!smap_get(x->lag, key)) {
+        long long *t = malloc(sizeof(*t));
+        if (t) {
+            *t = rc_mono_ms();
+            if (smap_put(x->lag, key, t, NULL) < 0)
+                free(t);
+        }
+    }
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* ---- observation ------------------------------------------------------------ */
+
+struct held {
+    struct rc_obs obs;
+    struct rc_remote remotes[RC_MAX_CLUSTERS * 2];
+    struct mkcs_conn *conns[RC_MAX_CLUSTERS * 2];
+    int kind_index;
+    char check[254];
+    char gvk[300];
+    char cq[254];
+    char now[32];
+    json_t *clusters;
+    struct rc_nomination nom;
+    int have_nom;
+};
+
+static void release(struct held *h)
+{
+    for (size_t i = 0; i < h->obs.nremotes; i++) {
+        json_decref(h->remotes[i].wl);
+        json_decref(h->remotes[i].job);
+        mkcs_put(h->conns[i]);
+    }
+    json_decref(h->obs.wl);
+    json_decref(h->obs.job);
+    json_decref(h->clusters);
+    if (h->have_nom)
+        rc_nomination_clear(&h->nom);
+}
+
+/* The local owner job (new reference) or NULL; *gone when it is confirmed
+ * deleted or replaced (another UID). */
+static json_t *owner_job(struct rc_ctx *x, struct held *h, json_t *owner, int *gone)
+{
+    *gone = 0;
+    const char *ns = jx_str(h->obs.wl, "metadata.namespace");
+    const char *name = jx_str(owner, "name"), *uid = jx_str(owner, "uid");
+    if (!ns || !name || h->kind_index < 0)
+        return NULL;
+    struct kcache *cache = x->jobs[h->kind_index];
+    json_t *job = rc_cache_get_nsname(cache, ns, name);
+    const char *juid = jx_str(job, "metadata.uid");
+    if (job && uid && juid && strcmp(uid, juid) == 0)
+        return job;
+    json_decref(job);
+    if (!kcache_synced(cache))
+        return NULL;
+    /* the cache may lag: ask the server before calling it gone */
+    struct kc_resource res = mk_kind_resource(h->obs.kind);
+    struct kc_status st;
+    if (kc_get(x->mgr, &res, ns, name, &job, &st) < 0) {
+        *gone = kc_is_not_found(&st);
+        return NULL;
+    }
+    juid = jx_str(job, "metadata.uid");
+    if (uid && juid && strcmp(uid, juid) == 0)
+        return job;
+    json_decref(job);
+    *gone = 1;
+    return NULL;
+}
+
+static json_t *remote_job(struct rc_ctx *x, struct mkcs_conn *c, int ki, const char *ns,
+                          const char *name, const char *wl_name)
+{
+    if (ki < 0 || !name)
+        return NULL;
+    json_t *job = kcache_get_nsname(mkcs_conn_cache(c, (size_t)(1 + ki)), ns, name);
+    (void)x;
+    const char *pb = jx_str(job, "metadata.annotations[" MK_PREBUILT "]");
+    if (!pb)
+        pb = jx_str(job, "metadata.labels[" MK_PREBUILT "]");
+    if (job && (!pb || strcmp(pb, wl_name) != 0)) {
+        /* ours (origin label) but for another Workload: the GC's business */
+        json_decref(job);
+        return NULL;
+    }
+    return job;
+}
+
+static int observe(struct rc_ctx *x, const char *key, struct held *h)
+{
+    struct rc_obs *o = &h->obs;
+    json_t *wl = rc_cache_get(x->workloads, key);
+    if (!wl) {
+        pthread_mutex_lock(&x->mu);
+        wl = smap_del(x->deleted, key); /* taken; put back on failure */
+        pthread_mutex_unlock(&x->mu);
+        if (!wl)
+            return 1; /* nothing to do */
+    }
+    o->wl = wl;
+    o->mode = x->cfg->mode;
+    o->worker_lost_timeout_ms = x->cfg->worker_lost_timeout_ms;
+    o->resync_ms = x->cfg->resync_ms;
+    o->dispatcher_requeue_ms = -1;
+    o->remotes = h->remotes;
+    rc_now_rfc3339(h->now);
+    o->now = h->now;
+    h->kind_index = -1;
+    if (rc_mk_check_of(x, wl, h->check, sizeof(h->check)) == 0)
+        o->check = h->check;
+    rc_cq_of(x, wl, h->cq, sizeof(h->cq));
+
+    json_t *owner = rc_wl_owner(wl);
+    if (owner) {
+        const char *av = jx_str(owner, "apiVersion"), *kind = jx_str(owner, "kind");
+        snprintf(h->gvk, sizeof(h->gvk), "%s%s, Kind=%s", av && strchr(av, '/') ? "" : "/",
+                 av ? av : "", kind ? kind : "");
+        o->owner_gvk = h->gvk;
+        const struct mk_kind *k = mk_kind_by_gvk(av, kind);
+        h->kind_index = k ? rc_kind_index(x, k) : -1;
+        if (h->kind_index >= 0) {
+            o->kind = k;
+            o->managed_by_honoured = x->managed_by_kept[h->kind_index];
+            o->job = owner_job(x, h, owner, &o->job_gone);
+            o->managed = o->job && (!o->managed_by_honoured || mk_is_managed(k, o->job));
+        }
+    }
+    if (!o->check)
+        return 0;
+
+    char why[300];
+    h->clusters = rc_check_clusters(x, o->check, why, sizeof(why));
+    const char *ns = jx_str(wl, "metadata.namespace");
+    const char *wname = jx_str(wl, "metadata.name");
+    const char *jname = jx_str(owner, "name");
+    long long now = rc_mono_ms();
+    int connected[RC_MAX_CLUSTERS] = {0};
+    size_t i;
+    json_t *cv;
+    json_array_foreach(h->clusters, i, cv)
+    {
+        if (i >= RC_MAX_CLUSTERS)
+            break;
+        struct rc_remote *r = &h->remotes[o->nremotes];
+        r->cluster = json_string_value(cv);
+        r->in_config = 1;
+        struct mkcs_state stt;
+        int known = mkcs_state(x->clusters, r->cluster, &stt) == 0 && stt.known;
+        struct mkcs_conn *c = mkcs_get(x->clusters, r->cluster);
+        h->conns[o->nremotes] = c;
+        r->available = c && mkcs_conn_connected(c);
+        connected[i] = r->available;
+        long long unreachable = rc_probe_unreachable_since(x->probe, r->cluster, NULL, 0);
+        if (r->available && unreachable) {
+            r->available = 0; /* connected watches, but the server does not answer */
+            connected[i] = 0;
+            r->lost_ms = now - unreachable;
+        } else if (r->available) {
+            r->lost_ms = 0;
+        } else if (known && stt.disconnected_since_ms > 0) {
+            long long since = stt.disconnected_since_ms;
+            if (unreachable && unreachable < since)
+                since = unreachable;
+            r->lost_ms = now - since;
+        } else {
+            json_t *mkc = kcache_get(x->mkclusters, r->cluster);
+            r->lost_ms = mkc ? 0 : -1; /* no MultiKueueCluster at all: lost for good */
+            json_decref(mkc);
+        }
+        if (c) {
+            r->wl = kcache_get(mkcs_conn_cache(c, RC_WATCH_WORKLOADS), key);
+            r->job = remote_job(x, c, h->kind_index, ns, jname, wname);
+        }
+        o->nremotes++;
+    }
+
+    /* the dispatcher's choice */
+    long long round = 0;
+    pthread_mutex_lock(&x->mu);
+    long long *rs = smap_get(x->rounds, key);
+    if (rs)
+        round = *rs;
+    pthread_mutex_unlock(&x->mu);
+    if (h->clusters && rc_nominate(x->cfg->dispatcher, h->clusters, connected,
+                                   jx_get(wl, "status.nominatedClusterNames"), x->cfg->step_size,
+                                   x->cfg->round_ms, round, now, &h->nom) == 0) {
+        h->have_nom = 1;
+        o->nominated = h->nom.clusters;
+        o->dispatcher_writes = x->cfg->dispatcher != RC_DISPATCH_EXTERNAL;
+        o->dispatcher_requeue_ms = h->nom.requeue_ms;
+    }
+    return 0;
+}
+
+/* ---- actions ------------------------------------------------------------------ */
+
+static void remote_failed(struct rc_ctx *x, const char *cluster, const char *what, const char *name,
+                          const struct kc_status *st)
+{
+    rc_metric_remote_error(&x->metrics, cluster, st->http);
+    LOG_W(LG, "remote call failed", "cluster", cluster, "op", what, "object", name, "error",
+          st->message);
+}
+
+static int origin_matches(struct rc_ctx *x, const json_t *obj)
+{
+    const char *o = jx_str(obj, "metadata.labels[" MK_ORIGIN_LABEL "]");
+    return o && strcmp(o, x->cfg->origin) == 0;
+}
+
+/* Merge-patches the manager Workload's status with a resourceVersion
+ * precondition; *cur becomes the server's answer. */
+static int wl_status(struct rc_ctx *x, json_t **cur, json_t *status)
+{
+    const char *rv = jx_str(*cur, "metadata.resourceVersion");
+    json_t *body = json_pack("{s:{s:s?},s:O}", "metadata", "resourceVersion", rv, "status", status);
+    if (!body)
+        return -1;
+    json_t *out = NULL;
+    struct kc_status st;
+    int rc =
+        kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),
+                 jx_str(*cur, "metadata.name"), "status", KC_PATCH_MERGE, body, NULL, &out, &st);
+    json_decref(body);
+    if (rc < 0) {
+        LOG_I(LG, "workload status not written", "workload", jx_str(*cur, "metadata.name"), "error",
+              st.message);
+        return -1;
+    }
+    json_decref(*cur);
+    *cur = out;
+    return 0;
+}
+
+static int remove_remote(struct rc_ctx *x, struct held *h, int i)
+{
+    struct rc_remote *r = &h->remotes[i];
+    struct kc_client *c = mkcs_conn_client(h->conns[i]);
+    struct kc_status st;
+    if (!c)
+        return -1;
+    if (r->job && h->obs.kind) {
+        struct kc_resource res = mk_kind_resource(h->obs.kind);
+        if (kc_delete(c, &res, jx_str(r->job, "metadata.namespace"),
+                      jx_str(r->job, "metadata.name"), "Background", jx_str(r->job, "metadata.uid"),
+                      &st) < 0 &&
+            !kc_is_not_found(&st) && st.http != 409) {
+            remote_failed(x, r->cluster, "delete job", jx_str(r->job, "metadata.name"), &st);
+            return -1;
+        }
+        LOG_I(LG, "remote job deleted", "cluster", r->cluster, "job",
+              jx_str(r->job, "metadata.name"));
+    }
+    if (r->wl) {
+        const char *ns = jx_str(r->wl, "metadata.namespace"), *n = jx_str(r->wl, "metadata.name");
+        if (rc_has_finalizer(r->wl, RC_FINALIZER)) {
+            json_t *rest = json_array();
+            size_t k;
+            json_t *f;
+            json_array_foreach(jx_get(r->wl, "metadata.finalizers"), k, f)
+            {
+                if (rest && json_is_string(f) && strcmp(json_string_value(f), RC_FINALIZER))
+                    json_array_append(rest, f);
+            }
+            json_t *p = json_pack("{s:{s:s?,s:o}}", "metadata", "resourceVersion",
+                                  jx_str(r->wl, "metadata.resourceVersion"), "finalizers", rest);
+            int rc =
+                p ? kc_patch(c, &WORKLOADS, ns, n, NULL, KC_PATCH_MERGE, p, NULL, NULL, &st) : -1;
+            json_decref(p);
+            if (rc < 0 && !kc_is_not_found(&st)) {
+                remote_failed(x, r->cluster, "remove finalizer", n, &st);
+                return -1;
+            }
+        }
+        if (kc_delete(c, &WORKLOADS, ns, n, NULL, jx_str(r->wl, "metadata.uid"), &st) < 0 &&
+            !kc_is_not_found(&st) && st.http != 409) {
+            remote_failed(x, r->cluster, "delete workload", n, &st);
+            return -1;
+        }
+        LOG_I(LG, "remote workload deleted", "cluster", r->cluster, "workload", n);
+    }
+    return 0;
+}
+
+/* Creates obj on the cluster; AlreadyExists is success when the existing
+ * object carries our origin (and, for jobs, names the same Workload). */
+static int create_remote(struct rc_ctx *x, struct held *h, int i, const struct kc_resource *res,
+                         json_t *obj, const char *wl_name, int *created)
+{
+    struct kc_client *c = mkcs_conn_client(h->conns[i]);
+    const char *cluster = h->remotes[i].cluster;
+    const char *ns = jx_str(obj, "metadata.namespace"), *name = jx_str(obj, "metadata.name");
+    struct kc_status st;
+    *created = 0;
+    if (!c)
+        return -1;
+    if (kc_create(c, res, ns, obj, NULL, &st) == 0) {
+        *created = 1;
+        return 0;
+    }
+    if (!kc_is_already_exists(&st)) {
+        remote_failed(x, cluster, "create", name, &st);
+        return -1;
+    }
+    json_t *cur = NULL;
+    if (kc_get(c, res, ns, name, &cur, &st) < 0) {
+        remote_failed(x, cluster, "get", name, &st);
+        return -1;
+    }
+    const char *pb = jx_str(cur, "metadata.annotations[" MK_PREBUILT "]");
+    if (!pb)
+        pb = jx_str(cur, "metadata.labels[" MK_PREBUILT "]");
+    int ours = origin_matches(x, cur) && (!wl_name || (pb && strcmp(pb, wl_name) == 0));
+    json_decref(cur);
+    if (!ours) {
+        /* invariant 1: a foreign object of the same name is never touched */
+        LOG_W(LG, "a foreign object of the same name exists on the worker; left alone", "cluster",
+              cluster, "resource", res->resource, "namespace", ns, "name", name);
+        return -1;
+    }
+    return 0;
+}
+
+static int create_remote_job(struct rc_ctx *x, struct held *h, int i, json_t *cur)
+{
+    const char *cn = jx_str(cur, "status.clusterName");
+    if (!cn || strcmp(cn, h->remotes[i].cluster) != 0) {
+        LOG_E(LG, "refusing to create a remote job off status.clusterName", "cluster",
+              h->remotes[i].cluster);
+        return -1;
+    }
+    if (!h->obs.job || !h->obs.kind)
+        return -1;
+    const char *wname = jx_str(cur, "metadata.name");
+    json_t *copy = mk_remote_copy(h->obs.kind, h->obs.job, x->cfg->origin, wname);
+    if (!copy)
+        return -1;
+    struct kc_resource res = mk_kind_resource(h->obs.kind);
+    int created;
+    int rc = create_remote(x, h, i, &res, copy, wname, &created);
+    if (rc == 0 && created)
+        LOG_I(LG, "remote job created", "cluster", h->remotes[i].cluster, "namespace",
+              jx_str(copy, "metadata.namespace"), "job", jx_str(copy, "metadata.name"));
+    json_decref(copy);
+    return rc;
+}
+
+static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *key, int *deferred)
+{
+    struct rc_remote *r = &h->remotes[i];
+    *deferred = 0;
+    if (!r->job || !h->obs.job || !h->obs.kind)
+        return 0;
+    json_t *patch =
+        rc_job_status_patch(h->obs.kind, h->obs.job, r->job, h->obs.managed_by_honoured, deferred);
+    if (!patch)
+        return 0;
+    struct kc_resource res = mk_kind_resource(h->obs.kind);
+    struct kc_status st;
+    int rc = kc_patch(x->mgr, &res, jx_str(h->obs.job, "metadata.namespace"),
+                      jx_str(h->obs.job, "metadata.name"), "status", KC_PATCH_MERGE, patch, NULL,
+                      NULL, &st);
+    json_decref(patch);
+    if (rc < 0) {
+        LOG_W(LG, "job status not written", "job", jx_str(h->obs.job, "metadata.name"), "error",
+              st.message);
+        return -1;
+    }
+    pthread_mutex_lock(&x->mu);
+    long long *t = smap_del(x->lag, key);
+    pthread_mutex_unlock(&x->mu);
+    if (t) {
+        mt_observe(x->metrics.sync_lag, NULL, (double)(rc_mono_ms() - *t) / 1000.0);
+        free(t);
+    }
+    return 0;
+}
+
+static int deactivate_remote(struct rc_ctx *x, struct held *h, int i, const char *msg)
+{
+    struct rc_remote *r = &h->remotes[i];
+    struct kc_client *c = mkcs_conn_client(h->conns[i]);
+    if (!c || !r->wl)
+        return -1;
+    json_t *conds = rc_conds_with(jx_get(r->wl, "status.conditions"), "DeactivationTarget", "True",
+                                  "EvictedOnManagerCluster", msg, h->now);
+    json_t *p =
+        conds ? json_pack("{s:{s:s?},s:{s:o}}", "metadata", "resourceVersion",
+                          jx_str(r->wl, "metadata.resourceVersion"), "status", "conditions", conds)
+              : NULL;
+    struct kc_status st;
+    int rc =
+        p ? kc_patch(c, &WORKLOADS, jx_str(r->wl, "metadata.namespace"),
+                     jx_str(r->wl, "metadata.name"), "status", KC_PATCH_MERGE, p, NULL, NULL, &st)
+          : -1;
+    json_decref(p);
+    if (rc < 0 && p)
+        remote_failed(x, r->cluster, "deactivate", jx_str(r->wl, "metadata.name"), &st);
+    return rc < 0 ? -1 : 0;
+}
+
+static int remote_priority(struct rc_ctx *x, struct held *h, int i)
+{
+    struct rc_remote *r = &h->remotes[i];
+    struct kc_client *c = mkcs_conn_client(h->conns[i]);
+    if (!c || !r->wl)
+        return -1;
+    json_t *spec = jx_get(h->obs.wl, "spec");
+    json_t *p = json_pack("{s:{s:O?,s:O?}}", "spec", "priority", json_object_get(spec, "priority"),
+                          "priorityClassRef", json_object_get(spec, "priorityClassRef"));
+    struct kc_status st;
+    int rc = p ? kc_patch(c, &WORKLOADS, jx_str(r->wl, "metadata.namespace"),
+                          jx_str(r->wl, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, NULL, &st)
+               : -1;
+    json_decref(p);
+    if (rc < 0 && p)
+        remote_failed(x, r->cluster, "update priority", jx_str(r->wl, "metadata.name"), &st);
+    return rc < 0 ? -1 : 0;
+}
+
+static int remove_finalizer(struct rc_ctx *x, json_t **cur)
+{
+    json_t *rest = json_array();
+    size_t k;
+    json_t *f;
+    json_array_foreach(jx_get(*cur, "metadata.finalizers"), k, f)
+    {
+        if (rest && json_is_string(f) && strcmp(json_string_value(f), RC_FINALIZER))
+            json_array_append(rest, f);
+    }
+    json_t *p = json_pack("{s:{s:s?,s:o}}", "metadata", "resourceVersion",
+                          jx_str(*cur, "metadata.resourceVersion"), "finalizers", rest);
+    json_t *out = NULL;
+    struct kc_status st;
+    int rc = p ? kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),
+                          jx_str(*cur, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, &out, &st)
+               : -1;
+    json_decref(p);
+    if (rc < 0) {
+        if (p && kc_is_not_found(&st))
+            return 0;
+        return -1;
+    }
+    json_decref(*cur);
+    *cur = out;
+    return 0;
+}
+
+static int delete_wl(struct rc_ctx *x, json_t *cur)
+{
+    struct kc_status st;
+    if (kc_delete(x->mgr, &WORKLOADS, jx_str(cur, "metadata.namespace"),
+                  jx_str(cur, "metadata.name"), "Background", jx_str(cur, "metadata.uid"),
+                  &st) < 0 &&
+        !kc_is_not_found(&st))
+        return -1;
+    LOG_I(LG, "workload deleted: its job is gone", "workload", jx_str(cur, "metadata.name"));
+    return 0;
+}
+
+static int local_suspend(struct rc_ctx *x, struct held *h, int value)
+{
+    if (!h->obs.job || !h->obs.kind || !h->obs.kind->suspend_path)
+        return 0;
+    json_t *p = json_object();
+    if (!p || jx_set(p, h->obs.kind->suspend_path, json_boolean(value)) < 0) {
+        json_decref(p);
+        return -1;
+    }
+    struct kc_resource res = mk_kind_resource(h->obs.kind);
+    struct kc_status st;
+    int rc =
+        kc_patch(x->mgr, &res, jx_str(h->obs.job, "metadata.namespace"),
+                 jx_str(h->obs.job, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, NULL, &st);
+    json_decref(p);
+    return rc < 0 ? -1 : 0;
+}
+
+static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, const char *key,
+                   long *requeue_ms)
+{
+    json_t *cur = json_incref(h->obs.wl);
+    int rc = 0;
+    for (size_t k = 0; k < p->n && rc == 0; k++) {
+        const struct rc_act *a = &p->acts[k];
+        const char *cluster = a->cluster >= 0 ? h->remotes[a->cluster].cluster : NULL;
+        int created, deferred;
+        switch (a->type) {
+        case RC_ACT_WL_STATUS:
+            rc = wl_status(x, &cur, a->patch);
+            break;
+        case RC_ACT_REMOVE_REMOTE:
+            rc = remove_remote(x, h, a->cluster);
+            break;
+        case RC_ACT_CREATE_REMOTE_WL: {
+            json_t *copy = rc_remote_workload(cur, x->cfg->origin);
+            rc = copy ? create_remote(x, h, a->cluster, &WORKLOADS, copy, NULL, &created) : -1;
+            json_decref(copy);
+            if (rc == 0 && created) {
+                rc_metric_dispatched(&x->metrics, h->cq, cluster);
+                LOG_I(LG, "remote workload created", "cluster", cluster, "workload", key);
+            }
+            break;
+        }
+        case RC_ACT_CREATE_REMOTE_JOB:
+            rc = create_remote_job(x, h, a->cluster, cur);
+            break;
+        case RC_ACT_SYNC_JOB_STATUS:
+            rc = sync_job_status(x, h, a->cluster, key, &deferred);
+            if (rc == 0 && deferred && (*requeue_ms < 0 || *requeue_ms > 2000))
+                *requeue_ms = 2000;
+            break;
+        case RC_ACT_REMOTE_PRIORITY:
+            rc = remote_priority(x, h, a->cluster);
+            break;
+        case RC_ACT_DEACTIVATE_REMOTE:
+            rc = deactivate_remote(x, h, a->cluster, a->message);
+            break;
+        case RC_ACT_REMOVE_FINALIZER:
+            rc = remove_finalizer(x, &cur);
+            break;
+        case RC_ACT_DELETE_WL:
+            rc = delete_wl(x, cur);
+            break;
+        case RC_ACT_LOCAL_SUSPEND:
+            rc = local_suspend(x, h, a->value);
+            break;
+        case RC_ACT_EVENT:
+            rc_event_emit(x->mgr, cur, a->etype, a->reason, a->message);
+            if (strcmp(a->reason, "MultiKueue") == 0)
+                LOG_I(LG, a->message, "workload", key);
+            break;
+        case RC_ACT_COUNT_ADMITTED:
+            rc_metric_admitted(&x->metrics, h->cq, cluster);
+            break;
+        }
+        if (rc < 0)
+            LOG_D(LG, "action failed", "workload", key, "action", rc_act_name(a->type));
+    }
+    json_decref(cur);
+    return rc;
+}
+
+int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
+{
+    struct held *h = calloc(1, sizeof(*h));
+    *requeue_ms = -1;
+    if (!h)
+        return -1;
+    int rc = observe(x, key, h);
+    if (rc == 1) {
+        free(h);
+        return 0;
+    }
+    struct rc_plan *plan = malloc(sizeof(*plan));
+    if (!plan) {
+        release(h);
+        free(h);
+        return -1;
+    }
+    rc_decide(&h->obs, plan);
+    *requeue_ms = plan->requeue_ms;
+    if (log_enabled(LOG_DEBUG) && plan->n) {
+        char acts[512] = "";
+        for (size_t i = 0; i < plan->n; i++) {
+            strncat(acts, i ? "," : "", sizeof(acts) - strlen(acts) - 1);
+            strncat(acts, rc_act_name(plan->acts[i].type), sizeof(acts) - strlen(acts) - 1);
+        }
+        LOG_D(LG, "plan", "workload", key, "step", plan->step, "actions", acts);
+    }
+    rc = execute(x, h, plan, key, requeue_ms);
+
+    int in_cache = 0;
+    json_t *still = kcache_get(x->workloads, key);
+    in_cache = still != NULL;
+    json_decref(still);
+    if (rc < 0 && !in_cache && rc_wl_deleting(h->obs.wl)) {
+        rc_remember_deleted(x, key, h->obs.wl); /* retry the cleanup */
+    } else if (rc == 0) {
+        /* Incremental rounds live in memory, per Workload */
+        const char *st = plan->step;
+        pthread_mutex_lock(&x->mu);
+        if (strcmp(st, "nominate") == 0 && h->have_nom && h->nom.new_round) {
+            long long *t = malloc(sizeof(*t));
+            void *old = NULL;
+            if (t) {
+                *t = rc_mono_ms();
+                if (smap_put(x->rounds, key, t, &old) < 0)
+                    free(t);
+                free(old);
+            }
+        } else if (strcmp(st, "nominate") != 0 && strcmp(st, "waiting-other-checks") != 0) {
+            free(smap_del(x->rounds, key));
+        }
+        pthread_mutex_unlock(&x->mu);
+    }
+    rc_plan_clear(plan);
+    free(plan);
+    release(h);
+    free(h);
+    return rc;
+}

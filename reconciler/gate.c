@@ -1,0 +1,256 @@
+#include "gate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events.h"
+#include "jsonx.h"
+#include "log.h"
+#include "pack.h"
+#include "quantity.h"
+#include "wlstatus.h"
+
+static const char *LG = "gate";
+static const struct kc_resource WORKLOADS = {"kueue.x-k8s.io", "v1beta2", "workloads", 1};
+
+#define ASSUME_MAX_MS 60000 /* an unseen write is trusted this long at most */
+
+struct rc_assumed {
+    long long rv;
+    int reserved;
+    long long at_ms;
+};
+
+json_t *rc_reserve_patch(const json_t *wl, const char *cq, const struct rc_res *nominal,
+                         const char *now)
+{
+    json_t *psa = json_array();
+    size_t i;
+    json_t *ps;
+    json_array_foreach(jx_get(wl, "spec.podSets"), i, ps)
+    {
+        struct rc_res pod;
+        char err[128];
+        if (!psa || rc_pod_requests(jx_get(ps, "template.spec"), &pod, err, sizeof(err)) < 0)
+            goto fail;
+        long long count = jx_int(ps, "count", 1);
+        json_t *flavors = json_object(), *usage = json_object();
+        for (int r = 0; r < pod.n; r++) {
+            char q[32];
+            qty_format(pod.milli[r] * count, q, sizeof(q));
+            json_object_set_new(usage, pod.name[r], json_string(q));
+            for (int n = 0; n < nominal->n; n++)
+                if (strcmp(nominal->name[n], pod.name[r]) == 0 && nominal->flavor[n][0])
+                    json_object_set_new(flavors, pod.name[r], json_string(nominal->flavor[n]));
+        }
+        json_array_append_new(psa, json_pack("{s:s,s:o,s:o,s:I}", "name",
+                                             jx_str(ps, "name") ? jx_str(ps, "name") : "main",
+                                             "flavors", flavors, "resourceUsage", usage, "count",
+                                             (json_int_t)count));
+    }
+    char msg[320];
+    snprintf(msg, sizeof(msg), "Quota reserved in ClusterQueue %s", cq);
+    json_t *c1 = rc_conds_with(jx_get(wl, "status.conditions"), "QuotaReserved", "True",
+                               "QuotaReserved", msg, now);
+    json_t *c2 = c1 ? rc_conds_with(c1, "Admitted", "False", "UnsatisfiedAdmissionChecks",
+                                    "The workload has not all checks ready", now)
+                    : NULL;
+    json_decref(c1);
+    if (c2 && rc_wl_evicted(wl)) {
+        /* as Kueue on re-admission: the eviction becomes history */
+        char prev[600];
+        const char *old = jx_str(rc_cond_find(wl, "Evicted"), "message");
+        snprintf(prev, sizeof(prev), "Previously: %.500s", old ? old : "");
+        json_t *c3 = rc_conds_with(c2, "Evicted", "False", "QuotaReserved", prev, now);
+        json_t *c4 = c3 ? rc_conds_with(c3, "Requeued", "False", "QuotaReserved", prev, now) : NULL;
+        json_decref(c2);
+        json_decref(c3);
+        c2 = c4;
+    }
+    if (!c2)
+        goto fail;
+    return json_pack("{s:o,s:{s:s,s:o}}", "conditions", c2, "admission", "clusterQueue", cq,
+                     "podSetAssignments", psa);
+fail:
+    json_decref(psa);
+    return NULL;
+}
+
+void rc_gate_forget(struct rc_ctx *x, const char *key)
+{
+    pthread_mutex_lock(&x->mu);
+    free(smap_del(x->assumed, key));
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* reserved, corrected by a reservation we wrote that the cache has not shown yet */
+static int reserved_now(struct rc_ctx *x, const char *key, const json_t *wl)
+{
+    int reserved = rc_wl_reserved(wl);
+    long long rv = strtoll(
+        jx_str(wl, "metadata.resourceVersion") ? jx_str(wl, "metadata.resourceVersion") : "0", NULL,
+        10);
+    pthread_mutex_lock(&x->mu);
+    struct rc_assumed *a = smap_get(x->assumed, key);
+    if (a) {
+        if (rv >= a->rv || rc_mono_ms() - a->at_ms > ASSUME_MAX_MS)
+            free(smap_del(x->assumed, key));
+        else
+            reserved = a->reserved;
+    }
+    pthread_mutex_unlock(&x->mu);
+    return reserved;
+}
+
+static void assume(struct rc_ctx *x, const char *key, const json_t *written)
+{
+    struct rc_assumed *a = malloc(sizeof(*a));
+    if (!a)
+        return;
+    const char *rv = jx_str(written, "metadata.resourceVersion");
+    a->rv = rv ? strtoll(rv, NULL, 10) : 0;
+    a->reserved = 1;
+    a->at_ms = rc_mono_ms();
+    void *old = NULL;
+    pthread_mutex_lock(&x->mu);
+    if (smap_put(x->assumed, key, a, &old) < 0)
+        old = a;
+    pthread_mutex_unlock(&x->mu);
+    free(old);
+}
+
+struct collect {
+    struct rc_ctx *x;
+    const char *cq;
+    json_t *wls;  /* the Workloads of this queue */
+    json_t *keys; /* their keys */
+};
+
+static int collect_full(struct collect *c, const char *key, json_t *wl)
+{
+    char cq[254], check[254];
+    if (!wl || rc_wl_finished(wl) || !jx_bool(wl, "spec.active", 1))
+        return 0;
+    if (rc_mk_check_of(c->x, wl, check, sizeof(check)) < 0)
+        return 0; /* not initialised yet, or not a MultiKueue Workload */
+    const char *st = jx_str(rc_check_find(wl, check), "state");
+    if (st && strcmp(st, "Rejected") == 0)
+        return 0;
+    if (rc_cq_of(c->x, wl, cq, sizeof(cq)) < 0 || strcmp(cq, c->cq) != 0)
+        return 0;
+    json_array_append(c->wls, wl);
+    json_array_append_new(c->keys, json_string(key));
+    return 0;
+}
+
+static int collect_one(const char *key, json_t *packed, void *ud)
+{
+    struct collect *c = ud;
+    if (rc_wl_deleting(packed))
+        return 0;
+    json_t *wl = rc_unwrap(packed);
+    int rc = collect_full(c, key, wl);
+    json_decref(wl);
+    return rc;
+}
+
+static int write_status(struct rc_ctx *x, json_t *wl, json_t *status, json_t **out)
+{
+    json_t *body = json_pack("{s:{s:s?},s:o}", "metadata", "resourceVersion",
+                             jx_str(wl, "metadata.resourceVersion"), "status", status);
+    struct kc_status st;
+    int rc =
+        body ? kc_patch(x->mgr, &WORKLOADS, jx_str(wl, "metadata.namespace"),
+                        jx_str(wl, "metadata.name"), "status", KC_PATCH_MERGE, body, NULL, out, &st)
+             : -1;
+    json_decref(body);
+    if (rc < 0 && body)
+        LOG_D(LG, "gate write failed", "workload", jx_str(wl, "metadata.name"), "error",
+              st.message);
+    return rc;
+}
+
+int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
+{
+    long long t0 = rc_mono_ms();
+    json_t *cqo = kcache_get(x->clusterqueues, cq);
+    struct collect c = {x, cq, json_array(), json_array()};
+    struct rc_gate_item *items = NULL;
+    int rc = 0;
+    if (!cqo || !c.wls || !c.keys)
+        goto out;
+    struct rc_res nominal;
+    char err[256];
+    if (rc_cq_quota(cqo, &nominal, err, sizeof(err)) < 0) {
+        LOG_W(LG, "ClusterQueue quota unreadable", "clusterQueue", cq, "error", err);
+        goto out;
+    }
+    const char *strategy = jx_str(cqo, "spec.queueingStrategy");
+    int strict = strategy && strcmp(strategy, "StrictFIFO") == 0;
+    kcache_foreach(x->workloads, NULL, collect_one, &c);
+    size_t n = json_array_size(c.wls);
+    items = calloc(n ? n : 1, sizeof(*items));
+    if (!items) {
+        rc = -1;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *wl = json_array_get(c.wls, i);
+        struct rc_gate_item *it = &items[i];
+        it->key = json_string_value(json_array_get(c.keys, i));
+        it->priority = jx_int(wl, "spec.priority", 0);
+        it->created = jx_str(wl, "metadata.creationTimestamp");
+        it->reserved = reserved_now(x, it->key, wl);
+        if (rc_workload_requests(wl, &it->req, err, sizeof(err)) < 0) {
+            LOG_W(LG, "workload requests unreadable", "workload", it->key, "error", err);
+            it->reserved = 0;
+            memset(&it->req, 0, sizeof(it->req));
+            if (rc_res_slot(&it->req, "invalid-requests"))
+                it->req.milli[0] = 1; /* never fits: NoMatchingFlavor */
+        }
+    }
+    rc_gate_plan(cq, &nominal, strict, items, n);
+    char now[32];
+    rc_now_rfc3339(now);
+    for (size_t i = 0; i < n; i++) {
+        json_t *wl = json_array_get(c.wls, i);
+        struct rc_gate_item *it = &items[i];
+        if (it->decision == RC_GATE_RESERVE) {
+            json_t *out = NULL;
+            json_t *patch = rc_reserve_patch(wl, cq, &nominal, now);
+            if (!patch || write_status(x, wl, patch, &out) < 0) {
+                rc = -1;
+                continue;
+            }
+            assume(x, it->key, out);
+            const char *v[] = {cq};
+            mt_inc(x->metrics.quota, v, 1);
+            char msg[320];
+            snprintf(msg, sizeof(msg), "Quota reserved in ClusterQueue %s", cq);
+            rc_event_emit(x->mgr, out, "Normal", "QuotaReserved", msg);
+            LOG_I(LG, "quota reserved", "workload", it->key, "clusterQueue", cq);
+            json_decref(out);
+            rc_enqueue(x, 'w', it->key);
+        } else if (it->decision == RC_GATE_WAIT) {
+            json_t *cur = rc_cond_find(wl, "QuotaReserved");
+            const char *s = jx_str(cur, "status"), *r = jx_str(cur, "reason"),
+                       *m = jx_str(cur, "message");
+            if (s && r && m && !strcmp(s, "False") && !strcmp(r, it->reason) &&
+                !strcmp(m, it->message))
+                continue;
+            json_t *conds = rc_conds_with(jx_get(wl, "status.conditions"), "QuotaReserved", "False",
+                                          it->reason, it->message, now);
+            json_t *patch = conds ? json_pack("{s:o}", "conditions", conds) : NULL;
+            if (!patch || write_status(x, wl, patch, NULL) < 0)
+                rc = -1;
+        }
+    }
+out:
+    __atomic_store_n(&x->gate_last_ms, (long)(rc_mono_ms() - t0), __ATOMIC_RELAXED);
+    free(items);
+    json_decref(c.wls);
+    json_decref(c.keys);
+    json_decref(cqo);
+    return rc;
+}

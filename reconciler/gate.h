@@ -1,0 +1,23 @@
+/* Standalone mode's quota gate, run per ClusterQueue: reserves quota for
+ * pending Workloads (QuotaReserved, status.admission) and tells the others
+ * why they wait. Reservations written but not yet seen in the cache are
+ * remembered, so a quick second pass cannot over-commit the queue. */
+#ifndef MKUEUE_RC_GATE_H
+#define MKUEUE_RC_GATE_H
+
+#include <jansson.h>
+
+#include "ctx.h"
+#include "quota.h"
+
+/* The status patch reserving `nominal`'s flavors for wl (new reference). */
+json_t *rc_reserve_patch(const json_t *wl, const char *cq, const struct rc_res *nominal,
+                         const char *now);
+
+/* One pass over the ClusterQueue. Returns 0, -1 when a write failed. */
+int rc_reconcile_gate(struct rc_ctx *x, const char *cq);
+
+/* Forgets what the gate assumed about a Workload (deleted). */
+void rc_gate_forget(struct rc_ctx *x, const char *key);
+
+#endif

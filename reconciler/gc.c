@@ -1,0 +1,121 @@
+#include "gc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "jsonx.h"
+#include "log.h"
+#include "probe.h"
+#include "wlstatus.h"
+
+static const char *LG = "gc";
+static const struct kc_resource WORKLOADS = {"kueue.x-k8s.io", "v1beta2", "workloads", 1};
+
+/* 1 when the manager Workload ns/name is gone or being deleted. Asks the
+ * server before believing the cache. */
+static int orphaned(struct rc_ctx *x, const char *ns, const char *name)
+{
+    json_t *wl = kcache_get_nsname(x->workloads, ns, name);
+    int gone = !wl || rc_wl_deleting(wl);
+    json_decref(wl);
+    if (!gone)
+        return 0;
+    struct kc_status st;
+    json_t *live = NULL;
+    if (kc_get(x->mgr, &WORKLOADS, ns, name, &live, &st) < 0)
+        return kc_is_not_found(&st);
+    gone = rc_wl_deleting(live);
+    json_decref(live);
+    return gone;
+}
+
+static int origin_ok(struct rc_ctx *x, const json_t *obj)
+{
+    const char *o = jx_str(obj, "metadata.labels[" MK_ORIGIN_LABEL "]");
+    return o && strcmp(o, x->cfg->origin) == 0;
+}
+
+static int delete_obj(struct rc_ctx *x, const char *cluster, struct kc_client *c,
+                      const struct kc_resource *res, const json_t *obj, const char *propagation)
+{
+    struct kc_status st;
+    const char *ns = jx_str(obj, "metadata.namespace"), *name = jx_str(obj, "metadata.name");
+    if (!origin_ok(x, obj))
+        return 0; /* invariant 1 */
+    if (res == &WORKLOADS && rc_has_finalizer(obj, RC_FINALIZER)) {
+        json_t *rest = json_array();
+        size_t i;
+        json_t *f;
+        json_array_foreach(jx_get(obj, "metadata.finalizers"), i, f)
+        {
+            if (rest && json_is_string(f) && strcmp(json_string_value(f), RC_FINALIZER))
+                json_array_append(rest, f);
+        }
+        json_t *p = json_pack("{s:{s:s?,s:o}}", "metadata", "resourceVersion",
+                              jx_str(obj, "metadata.resourceVersion"), "finalizers", rest);
+        int rc = p ? kc_patch(c, res, ns, name, NULL, KC_PATCH_MERGE, p, NULL, NULL, &st) : -1;
+        json_decref(p);
+        if (rc < 0 && !kc_is_not_found(&st))
+            goto fail;
+    }
+    if (kc_delete(c, res, ns, name, propagation, jx_str(obj, "metadata.uid"), &st) < 0 &&
+        !kc_is_not_found(&st) && st.http != 409)
+        goto fail;
+    const char *v[] = {cluster};
+    mt_inc(x->metrics.gc_deleted, v, 1);
+    LOG_I(LG, "orphan deleted", "cluster", cluster, "resource", res->resource, "namespace", ns,
+          "name", name);
+    return 0;
+fail:
+    rc_metric_remote_error(&x->metrics, cluster, st.http);
+    LOG_W(LG, "orphan not deleted", "cluster", cluster, "name", name, "error", st.message);
+    return -1;
+}
+
+int rc_gc_cluster(struct rc_ctx *x, const char *cluster)
+{
+    if (!kcache_synced(x->workloads))
+        return 0;
+    struct mkcs_conn *conn = mkcs_get(x->clusters, cluster);
+    int rc = 0;
+    if (!conn || !mkcs_conn_connected(conn) ||
+        rc_probe_unreachable_since(x->probe, cluster, NULL, 0)) {
+        mkcs_put(conn); /* invariant 8: skip clusters that are not connected */
+        return 0;
+    }
+    struct kc_client *c = mkcs_conn_client(conn);
+    /* jobs first, so a job whose Workload already vanished still goes */
+    for (int k = 0; k < x->nkinds; k++) {
+        json_t *jobs = kcache_list(mkcs_conn_cache(conn, (size_t)(1 + k)), NULL);
+        struct kc_resource res = mk_kind_resource(x->kinds[k]);
+        size_t i;
+        json_t *j;
+        json_array_foreach(jobs, i, j)
+        {
+            const char *pb = jx_str(j, "metadata.annotations[" MK_PREBUILT "]");
+            if (!pb)
+                pb = jx_str(j, "metadata.labels[" MK_PREBUILT "]");
+            const char *ns = jx_str(j, "metadata.namespace");
+            if (!pb || !ns || rc_wl_deleting(j) || !orphaned(x, ns, pb))
+                continue;
+            if (delete_obj(x, cluster, c, &res, j, "Background") < 0)
+                rc = -1;
+        }
+        json_decref(jobs);
+    }
+    json_t *wls = kcache_list(mkcs_conn_cache(conn, RC_WATCH_WORKLOADS), NULL);
+    size_t i;
+    json_t *w;
+    json_array_foreach(wls, i, w)
+    {
+        const char *ns = jx_str(w, "metadata.namespace"), *name = jx_str(w, "metadata.name");
+        if (!ns || !name || (rc_wl_deleting(w) && !rc_has_finalizer(w, RC_FINALIZER)) ||
+            !orphaned(x, ns, name))
+            continue;
+        if (delete_obj(x, cluster, c, &WORKLOADS, w, NULL) < 0)
+            rc = -1;
+    }
+    json_decref(wls);
+    mkcs_put(conn);
+    return rc;
+}

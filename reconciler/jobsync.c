@@ -1,0 +1,44 @@
+#include "jobsync.h"
+
+#include <string.h>
+
+#include "jsonx.h"
+#include "patch.h"
+#include "wlstatus.h"
+
+int rc_job_finished(const json_t *job)
+{
+    static const char *const done[] = {"Complete", "Completed", "Failed", "Succeeded", "Finished"};
+    for (size_t i = 0; i < sizeof(done) / sizeof(done[0]); i++)
+        if (rc_cond_true(job, done[i]))
+            return 1;
+    return 0;
+}
+
+json_t *rc_job_status_patch(const struct mk_kind *k, const json_t *local, const json_t *remote,
+                            int guard, int *deferred)
+{
+    *deferred = 0;
+    if (!local || !remote || k->status_sync != MK_STATUS_WHOLE)
+        return NULL;
+    if (guard && strcmp(k->kind, "Job") == 0 && strcmp(k->group, "batch") == 0 &&
+        jx_bool(local, "spec.suspend", 0) && !jx_bool(remote, "spec.suspend", 0) &&
+        !rc_job_finished(remote)) {
+        *deferred = 1;
+        return NULL;
+    }
+    json_t *from = jx_get(local, "status");
+    json_t *to = jx_get(remote, "status");
+    json_t *empty = json_object();
+    if (!empty)
+        return NULL;
+    json_t *diff = jp_merge_diff(from ? from : empty, to ? to : empty);
+    json_decref(empty);
+    if (!diff)
+        return NULL;
+    if (json_object_size(diff) == 0) {
+        json_decref(diff);
+        return NULL;
+    }
+    return json_pack("{s:o}", "status", diff);
+}

@@ -1,0 +1,23 @@
+/* Remote job status -> local job status (reference 3.7 and 4): the whole
+ * status, with batch/Job's guard for a suspended local job. Pure. */
+#ifndef MKUEUE_RC_JOBSYNC_H
+#define MKUEUE_RC_JOBSYNC_H
+
+#include <jansson.h>
+
+#include "kinds/kinds.h"
+
+/* 1 when the job reports a final condition (Complete/Completed/Failed/
+ * Succeeded/Finished = True). */
+int rc_job_finished(const json_t *job);
+
+/* The merge patch for the local job's status subresource ({"status": ...})
+ * that makes its status equal to the remote's, or NULL when nothing is to
+ * be written. Guard (batch/Job with a managedBy the manager honours): while
+ * the local job is suspended and the remote runs unfinished, nothing is
+ * copied (setting startTime on a suspended Job is refused by newer
+ * apiservers) and *deferred is set: the caller looks again shortly. */
+json_t *rc_job_status_patch(const struct mk_kind *k, const json_t *local, const json_t *remote,
+                            int guard, int *deferred);
+
+#endif

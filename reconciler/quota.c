@@ -1,0 +1,299 @@
+#include "quota.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonx.h"
+#include "quantity.h"
+
+int64_t *rc_res_slot(struct rc_res *r, const char *name)
+{
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->name[i], name) == 0)
+            return &r->milli[i];
+    if (r->n == RC_MAX_RES || strlen(name) >= sizeof(r->name[0]))
+        return NULL;
+    snprintf(r->name[r->n], sizeof(r->name[0]), "%s", name);
+    r->milli[r->n] = 0;
+    r->flavor[r->n][0] = '\0';
+    return &r->milli[r->n++];
+}
+
+int64_t rc_res_get(const struct rc_res *r, const char *name, int *present)
+{
+    for (int i = 0; i < r->n; i++) {
+        if (strcmp(r->name[i], name) == 0) {
+            if (present)
+                *present = 1;
+            return r->milli[i];
+        }
+    }
+    if (present)
+        *present = 0;
+    return 0;
+}
+
+/* Reads a {resource: quantity} map into r: op 0 = add, 1 = max. */
+static int read_map(const json_t *m, struct rc_res *r, int op, char *err, size_t errlen)
+{
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)m, name, v)
+    {
+        int64_t q;
+        const char *s = json_string_value(v);
+        char num[32];
+        if (json_is_integer(v)) {
+            snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+            s = num;
+        }
+        if (!s || qty_parse(s, &q) < 0 || q < 0) {
+            snprintf(err, errlen, "resource %s: bad quantity", name);
+            return -1;
+        }
+        int64_t *slot = rc_res_slot(r, name);
+        if (!slot) {
+            snprintf(err, errlen, "too many resources");
+            return -1;
+        }
+        if (op == 0) {
+            if (*slot > INT64_MAX - q) {
+                snprintf(err, errlen, "resource %s: quantity overflows", name);
+                return -1;
+            }
+            *slot += q;
+        } else if (q > *slot) {
+            *slot = q;
+        }
+    }
+    return 0;
+}
+
+/* requests, with limits standing in for missing requests */
+static int container_requests(const json_t *c, struct rc_res *out, char *err, size_t errlen)
+{
+    struct rc_res req = {0}, lim = {0};
+    if (read_map(jx_get(c, "resources.requests"), &req, 0, err, errlen) < 0 ||
+        read_map(jx_get(c, "resources.limits"), &lim, 0, err, errlen) < 0)
+        return -1;
+    for (int i = 0; i < lim.n; i++) {
+        int present;
+        rc_res_get(&req, lim.name[i], &present);
+        if (!present) {
+            int64_t *s = rc_res_slot(&req, lim.name[i]);
+            if (!s) {
+                snprintf(err, errlen, "too many resources");
+                return -1;
+            }
+            *s = lim.milli[i];
+        }
+    }
+    *out = req;
+    return 0;
+}
+
+int rc_pod_requests(const json_t *spec, struct rc_res *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    size_t i;
+    json_t *c;
+    json_array_foreach(jx_get(spec, "containers"), i, c)
+    {
+        struct rc_res one;
+        if (container_requests(c, &one, err, errlen) < 0)
+            return -1;
+        for (int r = 0; r < one.n; r++) {
+            int64_t *s = rc_res_slot(out, one.name[r]);
+            if (!s) {
+                snprintf(err, errlen, "too many resources");
+                return -1;
+            }
+            *s += one.milli[r];
+        }
+    }
+    json_array_foreach(jx_get(spec, "initContainers"), i, c)
+    {
+        struct rc_res one;
+        if (container_requests(c, &one, err, errlen) < 0)
+            return -1;
+        for (int r = 0; r < one.n; r++) {
+            int64_t *s = rc_res_slot(out, one.name[r]);
+            if (!s) {
+                snprintf(err, errlen, "too many resources");
+                return -1;
+            }
+            if (one.milli[r] > *s)
+                *s = one.milli[r];
+        }
+    }
+    return read_map(jx_get(spec, "overhead"), out, 0, err, errlen);
+}
+
+int rc_workload_requests(const json_t *wl, struct rc_res *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    size_t i;
+    json_t *ps;
+    json_array_foreach(jx_get(wl, "spec.podSets"), i, ps)
+    {
+        long long count = jx_int(ps, "count", 1);
+        if (count < 0 || count > 1000000) {
+            snprintf(err, errlen, "podSets[%zu].count out of range", i);
+            return -1;
+        }
+        struct rc_res pod;
+        if (rc_pod_requests(jx_get(ps, "template.spec"), &pod, err, errlen) < 0)
+            return -1;
+        for (int r = 0; r < pod.n; r++) {
+            int64_t *s = rc_res_slot(out, pod.name[r]);
+            if (!s || (pod.milli[r] && count > INT64_MAX / 4 / pod.milli[r])) {
+                snprintf(err, errlen, "resource %s: request too large", pod.name[r]);
+                return -1;
+            }
+            *s += pod.milli[r] * count;
+        }
+    }
+    return 0;
+}
+
+int rc_cq_quota(const json_t *cq, struct rc_res *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    size_t g, f, r;
+    json_t *rg, *fl, *res;
+    json_array_foreach(jx_get(cq, "spec.resourceGroups"), g, rg)
+    {
+        json_array_foreach(jx_get(rg, "flavors"), f, fl)
+        {
+            json_array_foreach(jx_get(fl, "resources"), r, res)
+            {
+                const char *name = jx_str(res, "name");
+                json_t *qv = jx_get(res, "nominalQuota");
+                const char *s = json_string_value(qv);
+                char num[32];
+                if (json_is_integer(qv)) {
+                    snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(qv));
+                    s = num;
+                }
+                int64_t q;
+                if (!name || !s || qty_parse(s, &q) < 0 || q < 0) {
+                    snprintf(err, errlen, "resourceGroups[%zu].flavors[%zu]: bad nominalQuota", g,
+                             f);
+                    return -1;
+                }
+                int present;
+                rc_res_get(out, name, &present);
+                int64_t *slot = rc_res_slot(out, name);
+                if (!slot) {
+                    snprintf(err, errlen, "too many resources");
+                    return -1;
+                }
+                *slot += q;
+                if (!present)
+                    snprintf(out->flavor[slot - out->milli], sizeof(out->flavor[0]), "%s",
+                             jx_str(fl, "name") ? jx_str(fl, "name") : "");
+            }
+        }
+    }
+    return 0;
+}
+
+static int by_order(const void *a, const void *b, void *base)
+{
+    const struct rc_gate_item *x = (const struct rc_gate_item *)base + *(const size_t *)a;
+    const struct rc_gate_item *y = (const struct rc_gate_item *)base + *(const size_t *)b;
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    int c = strcmp(x->created ? x->created : "", y->created ? y->created : "");
+    if (c)
+        return c;
+    return strcmp(x->key ? x->key : "", y->key ? y->key : "");
+}
+
+void rc_gate_plan(const char *cq, const struct rc_res *nominal, int strict,
+                  struct rc_gate_item *items, size_t n)
+{
+    struct rc_res used = {0};
+    for (int i = 0; i < nominal->n; i++)
+        rc_res_slot(&used, nominal->name[i]);
+    size_t *order = calloc(n ? n : 1, sizeof(*order));
+    size_t npend = 0;
+    for (size_t i = 0; i < n; i++) {
+        items[i].decision = RC_GATE_HOLDS;
+        items[i].reason[0] = items[i].message[0] = '\0';
+        if (items[i].reserved) {
+            for (int r = 0; r < items[i].req.n; r++) {
+                int64_t *s = rc_res_slot(&used, items[i].req.name[r]);
+                if (s)
+                    *s += items[i].req.milli[r];
+            }
+        } else if (order) {
+            order[npend++] = i;
+        }
+    }
+    if (!order) {
+        for (size_t i = 0; i < n; i++)
+            if (!items[i].reserved)
+                items[i].decision = RC_GATE_WAIT;
+        return;
+    }
+    qsort_r(order, npend, sizeof(*order), by_order, items);
+    const char *blocker = NULL;
+    for (size_t k = 0; k < npend; k++) {
+        struct rc_gate_item *it = &items[order[k]];
+        it->decision = RC_GATE_WAIT;
+        if (blocker) {
+            snprintf(it->reason, sizeof(it->reason), "WaitingForQuota");
+            snprintf(it->message, sizeof(it->message),
+                     "Waiting for quota: ClusterQueue %s is StrictFIFO and %s is ahead", cq,
+                     blocker);
+            continue;
+        }
+        int fits = 1;
+        for (int r = 0; r < it->req.n && fits; r++) {
+            if (it->req.milli[r] == 0)
+                continue;
+            int covered;
+            int64_t nom = rc_res_get(nominal, it->req.name[r], &covered);
+            int64_t in_use = rc_res_get(&used, it->req.name[r], NULL);
+            char a[32], b[32], c[32];
+            qty_format(in_use, a, sizeof(a));
+            qty_format(nom, b, sizeof(b));
+            qty_format(it->req.milli[r], c, sizeof(c));
+            if (!covered) {
+                snprintf(it->reason, sizeof(it->reason), "NoMatchingFlavor");
+                snprintf(it->message, sizeof(it->message),
+                         "ClusterQueue %s does not cover resource %s", cq, it->req.name[r]);
+                fits = 0;
+            } else if (it->req.milli[r] > nom) {
+                snprintf(it->reason, sizeof(it->reason), "ExceedsMaxQuota");
+                snprintf(it->message, sizeof(it->message),
+                         "ClusterQueue %s: the workload requests %s %s, more than the nominal "
+                         "quota of %s",
+                         cq, c, it->req.name[r], b);
+                fits = 0;
+            } else if (in_use + it->req.milli[r] > nom) {
+                snprintf(it->reason, sizeof(it->reason), "WaitingForQuota");
+                snprintf(it->message, sizeof(it->message),
+                         "Waiting for quota: ClusterQueue %s: %s of %s %s in use, the workload "
+                         "requests %s",
+                         cq, a, b, it->req.name[r], c);
+                fits = 0;
+            }
+        }
+        if (!fits) {
+            /* a workload that can never fit does not block a StrictFIFO queue */
+            if (strict && strcmp(it->reason, "WaitingForQuota") == 0)
+                blocker = it->key;
+            continue;
+        }
+        it->decision = RC_GATE_RESERVE;
+        for (int r = 0; r < it->req.n; r++) {
+            int64_t *s = rc_res_slot(&used, it->req.name[r]);
+            if (s)
+                *s += it->req.milli[r];
+        }
+    }
+    free(order);
+}

@@ -1,0 +1,56 @@
+/* The simple quota gate of standalone mode (DESIGN.md): per ClusterQueue,
+ * the requests of reserved, unfinished Workloads stay within the nominal
+ * quota (flavors summed per resource; no cohorts, no borrowing), pending
+ * ones reserve in order of priority then creation time (BestEffortFIFO
+ * skips a workload that does not fit, StrictFIFO stops at it). Pure. */
+#ifndef MKUEUE_RC_QUOTA_H
+#define MKUEUE_RC_QUOTA_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RC_MAX_RES 32
+
+struct rc_res {
+    int n;
+    char name[RC_MAX_RES][64];
+    int64_t milli[RC_MAX_RES];
+    char flavor[RC_MAX_RES][64]; /* rc_cq_quota: first flavor covering it */
+};
+
+/* Slot of a resource (added with 0 when absent); NULL when full. */
+int64_t *rc_res_slot(struct rc_res *r, const char *name);
+/* Value or 0 when absent; *present tells which (may be NULL). */
+int64_t rc_res_get(const struct rc_res *r, const char *name, int *present);
+
+/* Requests of one pod: containers summed, initContainers' maximum per
+ * resource when larger, plus overhead; limits stand in for missing
+ * requests (as the apiserver defaults them). Returns 0, -1 on a malformed
+ * quantity or too many resources (err says which). */
+int rc_pod_requests(const json_t *pod_spec, struct rc_res *out, char *err, size_t errlen);
+/* Requests of a Workload (spec.podSets: count x pod). */
+int rc_workload_requests(const json_t *wl, struct rc_res *out, char *err, size_t errlen);
+/* Nominal quota of a ClusterQueue per resource (all flavors summed). */
+int rc_cq_quota(const json_t *cq, struct rc_res *out, char *err, size_t errlen);
+
+enum rc_gate_decision { RC_GATE_HOLDS = 0, RC_GATE_RESERVE, RC_GATE_WAIT };
+
+struct rc_gate_item {
+    /* in */
+    const char *key; /* "ns/name" */
+    long long priority;
+    const char *created; /* creationTimestamp */
+    struct rc_res req;
+    int reserved; /* holds quota already */
+    /* out */
+    enum rc_gate_decision decision;
+    char reason[32];   /* RC_GATE_WAIT: WaitingForQuota, ExceedsMaxQuota, NoMatchingFlavor */
+    char message[512]; /* RC_GATE_WAIT: why, for the QuotaReserved=False condition */
+};
+
+/* Decides every pending item of one ClusterQueue. */
+void rc_gate_plan(const char *cq_name, const struct rc_res *nominal, int strict_fifo,
+                  struct rc_gate_item *items, size_t n);
+
+#endif

@@ -1,0 +1,219 @@
+#include "rc_metrics.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+static const char *role = "standalone";
+
+void rc_metrics_set_role(const char *r)
+{
+    __atomic_store_n(&role, r, __ATOMIC_RELEASE);
+}
+
+const char *rc_metrics_role(void)
+{
+    return __atomic_load_n(&role, __ATOMIC_ACQUIRE);
+}
+
+static const double lag_buckets[] = {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60};
+
+int rc_metrics_init(struct rc_metrics *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->reg = mt_registry_new();
+    if (!m->reg)
+        return -1;
+    static const char *const mk[] = {"cluster_queue", "cluster", "replica_role", NULL};
+    static const char *const cl[] = {"cluster", NULL};
+    static const char *const rk[] = {"kind", "result", NULL};
+    static const char *const re[] = {"cluster", "code", NULL};
+    static const char *const cq[] = {"cluster_queue", NULL};
+    m->dispatched = mt_counter(m->reg, "multikueue_workloads_dispatched_total",
+                               "Remote Workloads created on worker clusters.", mk);
+    m->admitted = mt_counter(m->reg, "multikueue_workloads_admitted_total",
+                             "Times the MultiKueue admission check became Ready for a worker.", mk);
+    m->connected =
+        mt_gauge(m->reg, "mkueue_cluster_connected",
+                 "1 when every watch on the worker cluster is connected and synced.", cl);
+    m->reconcile =
+        mt_histogram(m->reg, "mkueue_reconcile_duration_seconds",
+                     "Duration of one reconcile, by kind of key and result.", rk, NULL, 0);
+    m->depth = mt_gauge(m->reg, "mkueue_workqueue_depth", "Keys waiting in the work queue.", NULL);
+    m->sync_lag = mt_histogram(m->reg, "mkueue_status_sync_lag_seconds",
+                               "From a remote job event to its status written on the manager.",
+                               NULL, lag_buckets, sizeof(lag_buckets) / sizeof(lag_buckets[0]));
+    m->remote_err = mt_counter(m->reg, "mkueue_remote_api_errors_total",
+                               "Failed API calls to worker clusters, by HTTP code.", re);
+    m->leader = mt_gauge(m->reg, "mkueue_leader", "1 while this replica is the leader.", NULL);
+    m->tracked =
+        mt_gauge(m->reg, "mkueue_tracked_workloads", "Manager Workloads in the cache.", NULL);
+    m->gc_deleted = mt_counter(m->reg, "mkueue_gc_deleted_total",
+                               "Orphaned remote objects deleted by the garbage collector.", cl);
+    m->quota = mt_counter(m->reg, "mkueue_quota_reservations_total",
+                          "Quota reservations made by the standalone gate.", cq);
+    m->heap = mt_gauge(m->reg, "mkueue_heap_inuse_bytes",
+                       "Bytes malloc hands out now (RSS minus allocator slack).", NULL);
+    if (!m->heap || !m->dispatched || !m->admitted || !m->connected || !m->reconcile || !m->depth ||
+        !m->sync_lag || !m->remote_err || !m->leader || !m->tracked || !m->gc_deleted ||
+        !m->quota) {
+        rc_metrics_free(m);
+        return -1;
+    }
+    return 0;
+}
+
+void rc_metrics_free(struct rc_metrics *m)
+{
+    mt_registry_free(m->reg);
+    memset(m, 0, sizeof(*m));
+}
+
+void rc_metric_dispatched(struct rc_metrics *m, const char *cq, const char *cluster)
+{
+    const char *v[] = {cq, cluster, rc_metrics_role()};
+    mt_inc(m->dispatched, v, 1);
+}
+
+void rc_metric_admitted(struct rc_metrics *m, const char *cq, const char *cluster)
+{
+    const char *v[] = {cq, cluster, rc_metrics_role()};
+    mt_inc(m->admitted, v, 1);
+}
+
+void rc_metric_remote_error(struct rc_metrics *m, const char *cluster, long code)
+{
+    char c[24];
+    if (code > 0)
+        snprintf(c, sizeof(c), "%ld", code);
+    else
+        snprintf(c, sizeof(c), "transport");
+    const char *v[] = {cluster, c};
+    mt_inc(m->remote_err, v, 1);
+}
+
+/* ---- HTTP ----------------------------------------------------------------- */
+
+struct rc_http {
+    struct MHD_Daemon *d;
+    struct rc_metrics *m;
+    int (*ready)(void *ud);
+    void (*before_render)(void *ud);
+    void *ud;
+    int port;
+};
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const char *type,
+                             char *body, size_t len, int owned)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        if (owned)
+            free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", type);
+    enum MHD_Result ret = MHD_queue_response(conn, code, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **con_cls)
+{
+    (void)version, (void)upload, (void)con_cls;
+    struct rc_http *h = cls;
+    if (*upload_size) {
+        *upload_size = 0; /* bodies are ignored */
+        return MHD_YES;
+    }
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        return reply(conn, 405, "text/plain", "method not allowed\n", 19, 0);
+    if (strcmp(url, "/healthz") == 0)
+        return reply(conn, 200, "text/plain", "ok\n", 3, 0);
+    if (strcmp(url, "/readyz") == 0) {
+        if (!h->ready || h->ready(h->ud))
+            return reply(conn, 200, "text/plain", "ok\n", 3, 0);
+        return reply(conn, 503, "text/plain", "caches not synced\n", 18, 0);
+    }
+    if (strcmp(url, "/metrics") == 0) {
+        if (h->before_render)
+            h->before_render(h->ud);
+        struct buf b;
+        buf_init(&b, 64u * 1024 * 1024);
+        if (mt_render(h->m->reg, &b) < 0 || !buf_cstr(&b)) {
+            buf_free(&b);
+            return reply(conn, 500, "text/plain", "render failed\n", 14, 0);
+        }
+        size_t len = b.len;
+        return reply(conn, 200, "text/plain; version=0.0.4; charset=utf-8", buf_steal(&b), len, 1);
+    }
+    return reply(conn, 404, "text/plain", "not found\n", 10, 0);
+}
+
+struct rc_http *rc_http_start(const char *addr, struct rc_metrics *m, int (*ready)(void *ud),
+                              void (*before_render)(void *ud), void *ud, char *err, size_t errlen)
+{
+    const char *colon = strrchr(addr, ':');
+    if (!colon) {
+        snprintf(err, errlen, "metrics address %s: want host:port", addr);
+        return NULL;
+    }
+    char host[64];
+    snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port < 0 || port > 65535) {
+        snprintf(err, errlen, "metrics address %s: bad port", addr);
+        return NULL;
+    }
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (!*host || strcmp(host, "0.0.0.0") == 0)
+        sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    else if (strcmp(host, "localhost") == 0)
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    else if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+        snprintf(err, errlen, "metrics address %s: an IPv4 address is needed", addr);
+        return NULL;
+    }
+    struct rc_http *h = calloc(1, sizeof(*h));
+    if (!h) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    h->m = m;
+    h->ready = ready;
+    h->before_render = before_render;
+    h->ud = ud;
+    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+                            handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+    if (!h->d) {
+        snprintf(err, errlen, "cannot listen on %s", addr);
+        free(h);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = info ? info->port : (int)port;
+    return h;
+}
+
+void rc_http_stop(struct rc_http *h)
+{
+    if (!h)
+        return;
+    MHD_stop_daemon(h->d);
+    free(h);
+}
+
+int rc_http_port(const struct rc_http *h)
+{
+    return h->port;
+}

@@ -1,0 +1,46 @@
+/* The reconciler's Prometheus metrics and its plain-HTTP endpoint
+ * (/metrics, /healthz, /readyz) on libmicrohttpd. */
+#ifndef MKUEUE_RC_METRICS_H
+#define MKUEUE_RC_METRICS_H
+
+#include "metrics.h"
+
+struct rc_metrics {
+    struct mt_registry *reg;
+    struct mt_family *dispatched; /* multikueue_workloads_dispatched_total */
+    struct mt_family *admitted;   /* multikueue_workloads_admitted_total */
+    struct mt_family *connected;  /* mkueue_cluster_connected{cluster} */
+    struct mt_family *reconcile;  /* mkueue_reconcile_duration_seconds{kind,result} */
+    struct mt_family *depth;      /* mkueue_workqueue_depth */
+    struct mt_family *sync_lag;   /* mkueue_status_sync_lag_seconds */
+    struct mt_family *remote_err; /* mkueue_remote_api_errors_total{cluster,code} */
+    struct mt_family *leader;     /* mkueue_leader */
+    struct mt_family *tracked;    /* mkueue_tracked_workloads */
+    struct mt_family *gc_deleted; /* mkueue_gc_deleted_total{cluster} */
+    struct mt_family *quota;      /* mkueue_quota_reservations_total{cluster_queue} */
+    struct mt_family *heap;       /* mkueue_heap_inuse_bytes (malloc view) */
+};
+
+/* Registers every family. Returns 0, -1 on oom. */
+int rc_metrics_init(struct rc_metrics *m);
+void rc_metrics_free(struct rc_metrics *m);
+
+/* "leader", "follower" or "standalone" (no leader election), per Kueue. */
+void rc_metrics_set_role(const char *role);
+const char *rc_metrics_role(void);
+
+void rc_metric_dispatched(struct rc_metrics *m, const char *cq, const char *cluster);
+void rc_metric_admitted(struct rc_metrics *m, const char *cq, const char *cluster);
+/* code: the HTTP status, or 0 for a transport error ("transport"). */
+void rc_metric_remote_error(struct rc_metrics *m, const char *cluster, long code);
+
+struct rc_http;
+/* Serves the registry on addr ("host:port" or ":port"). ready() answers
+ * /readyz (1 = ready). Returns NULL with err. */
+struct rc_http *rc_http_start(const char *addr, struct rc_metrics *m, int (*ready)(void *ud),
+                              void (*before_render)(void *ud), void *ud, char *err, size_t errlen);
+void rc_http_stop(struct rc_http *h);
+/* The port actually bound (for ":0"). */
+int rc_http_port(const struct rc_http *h);
+
+#endif

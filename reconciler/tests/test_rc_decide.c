@@ -1,0 +1,580 @@
+/* The MultiKueue workload reconciler's decisions, without clusters. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "../decide.h"
+#include "../wlstatus.h"
+#include "jsonx.h"
+
+#define T0  "2024-01-01T00:00:00Z"
+#define T1  "2024-01-01T00:00:01Z"
+#define T2  "2024-01-01T00:00:02Z"
+#define NOW "2024-01-01T01:00:00Z"
+
+extern const struct mk_kind mk_kind_job;
+
+static void set_cond(json_t *obj, const char *type, const char *status, const char *reason,
+                     const char *msg, const char *t)
+{
+    json_t *c = rc_conds_with(jx_get(obj, "status.conditions"), type, status, reason, msg, t);
+    assert_non_null(c);
+    assert_int_equal(jx_set(obj, "status.conditions", c), 0);
+}
+
+/* A manager Workload with the MultiKueue check in `state`. */
+static json_t *manager_wl(const char *state, const char *cluster, int reserved)
+{
+    json_t *wl = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:[s],s:[{s:s,s:s,s:s,s:s,s:b}]},"
+                           "s:{s:s,s:i,s:[{s:s,s:i,s:{}}]},s:{s:[{s:s,s:s,s:s,s:s}]}}",
+                           "apiVersion", "kueue.x-k8s.io/v1beta2", "kind", "Workload", "metadata",
+                           "name", "job-a-12345", "namespace", "ns", "uid", "wl-uid",
+                           "resourceVersion", "10", "finalizers", RC_FINALIZER, "ownerReferences",
+                           "apiVersion", "batch/v1", "kind", "Job", "name", "a", "uid", "job-uid",
+                           "controller", 1, "spec", "queueName", "team-a", "priority", 0, "podSets",
+                           "name", "main", "count", 1, "template", "status", "admissionChecks",
+                           "name", "mk", "state", state, "message", "", "lastTransitionTime", T0);
+    assert_non_null(wl);
+    if (reserved)
+        set_cond(wl, "QuotaReserved", "True", "QuotaReserved", "Quota reserved", T0);
+    if (cluster)
+        jx_set_new_str(wl, "status.clusterName", cluster);
+    return wl;
+}
+
+/* A remote copy: same spec; admitted or not. */
+static json_t *remote_wl(const json_t *mgr, const char *admitted_at)
+{
+    json_t *r = json_pack("{s:{s:s,s:s,s:s,s:{s:s}},s:o}", "metadata", "name", "job-a-12345",
+                          "namespace", "ns", "uid", "remote-uid", "labels", MK_ORIGIN_LABEL,
+                          "multikueue", "spec", json_deep_copy(jx_get(mgr, "spec")));
+    assert_non_null(r);
+    if (admitted_at) {
+        set_cond(r, "QuotaReserved", "True", "QuotaReserved", "ok", admitted_at);
+        set_cond(r, "Admitted", "True", "Admitted", "The workload is admitted", admitted_at);
+    }
+    return r;
+}
+
+static json_t *local_job(int suspended)
+{
+    return json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:b,s:s}}", "apiVersion", "batch/v1", "kind",
+                     "Job", "metadata", "name", "a", "namespace", "ns", "uid", "job-uid", "spec",
+                     "suspend", suspended, "managedBy", MK_MANAGED_BY);
+}
+
+struct fixture {
+    struct rc_obs o;
+    struct rc_remote r[2];
+    json_t *nominated;
+    struct rc_plan plan;
+};
+
+static void setup_obs(struct fixture *f, json_t *wl)
+{
+    memset(f, 0, sizeof(*f));
+    f->o.wl = wl;
+    f->o.check = "mk";
+    f->o.kind = &mk_kind_job;
+    f->o.owner_gvk = "batch/v1, Kind=Job";
+    f->o.job = local_job(0);
+    f->o.managed = 1;
+    f->o.managed_by_honoured = 1;
+    f->o.remotes = f->r;
+    f->o.nremotes = 2;
+    f->r[0] = (struct rc_remote){"worker-1", 1, 1, 0, NULL, NULL};
+    f->r[1] = (struct rc_remote){"worker-2", 1, 1, 0, NULL, NULL};
+    f->nominated = json_pack("[s,s]", "worker-1", "worker-2");
+    f->o.nominated = f->nominated;
+    f->o.dispatcher_writes = 1;
+    f->o.dispatcher_requeue_ms = -1;
+    f->o.mode = RC_MODE_STANDALONE;
+    f->o.worker_lost_timeout_ms = 20000;
+    f->o.resync_ms = 300000;
+    f->o.now = NOW;
+}
+
+static void teardown_obs(struct fixture *f)
+{
+    rc_plan_clear(&f->plan);
+    for (int i = 0; i < 2; i++) {
+        json_decref(f->r[i].wl);
+        json_decref(f->r[i].job);
+    }
+    json_decref(f->o.wl);
+    json_decref(f->o.job);
+    json_decref(f->nominated);
+}
+
+static void decide(struct fixture *f)
+{
+    rc_plan_clear(&f->plan);
+    rc_decide(&f->o, &f->plan);
+}
+
+static int index_of(const struct rc_plan *p, enum rc_act_type t, int nth)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->acts[i].type == t && nth-- == 0)
+            return (int)i;
+    return -1;
+}
+
+/* The document a status patch would produce: {"status": patch}. */
+static json_t *patched(const struct rc_act *a)
+{
+    assert_non_null(a);
+    assert_int_equal(a->type, RC_ACT_WL_STATUS);
+    return json_pack("{s:O}", "status", a->patch);
+}
+
+static void test_nominate_all_at_once(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    f.r[1].available = 0; /* not nominated by the dispatcher in real life either */
+    json_decref(f.nominated);
+    f.o.nominated = f.nominated = json_pack("[s]", "worker-1");
+    decide(&f);
+    assert_string_equal(f.plan.step, "nominate");
+    json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    assert_string_equal(jx_str(doc, "status.nominatedClusterNames.0"), "worker-1");
+    json_decref(doc);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 1);
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_CREATE_REMOTE_WL)->cluster, 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_JOB), 0);
+    teardown_obs(&f);
+}
+
+static void test_no_copies_without_quota(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Pending", NULL, 0));
+    decide(&f);
+    assert_string_equal(f.plan.step, "no-reservation");
+    assert_int_equal(f.plan.n, 0);
+    /* leftovers go, e.g. after an eviction */
+    f.r[0].wl = remote_wl(f.o.wl, NULL);
+    decide(&f);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 1);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 0);
+    teardown_obs(&f);
+}
+
+static void test_nominate_removes_unnominated_copies(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    jx_set(f.o.wl, "status.nominatedClusterNames", json_pack("[s]", "worker-2"));
+    json_decref(f.nominated);
+    f.o.nominated = f.nominated = json_pack("[s]", "worker-2");
+    f.r[0].wl = remote_wl(f.o.wl, NULL);
+    f.r[1].wl = remote_wl(f.o.wl, NULL);
+    decide(&f);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_WL_STATUS), 0); /* unchanged list */
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 1);
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_REMOVE_REMOTE)->cluster, 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 0);
+    teardown_obs(&f);
+}
+
+static void test_first_admitted_wins_and_order_is_safe(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    f.r[0].wl = remote_wl(f.o.wl, T2);
+    f.r[1].wl = remote_wl(f.o.wl, T1); /* earlier */
+    decide(&f);
+    assert_string_equal(f.plan.step, "winner");
+    int persist = index_of(&f.plan, RC_ACT_WL_STATUS, 0);
+    int remove = index_of(&f.plan, RC_ACT_REMOVE_REMOTE, 0);
+    int create = index_of(&f.plan, RC_ACT_CREATE_REMOTE_JOB, 0);
+    int ready = index_of(&f.plan, RC_ACT_WL_STATUS, 1);
+    /* clusterName is written before the job exists; Ready only after */
+    assert_true(persist >= 0 && remove > persist && create > remove && ready > create);
+    json_t *doc = patched(&f.plan.acts[persist]);
+    assert_string_equal(jx_str(doc, "status.clusterName"), "worker-2");
+    assert_true(json_is_null(jx_get(doc, "status.nominatedClusterNames")));
+    json_decref(doc);
+    assert_int_equal(f.plan.acts[remove].cluster, 0);
+    assert_int_equal(f.plan.acts[create].cluster, 1);
+    doc = patched(&f.plan.acts[ready]);
+    json_t *c = rc_check_find(doc, "mk");
+    assert_string_equal(jx_str(c, "state"), "Ready");
+    assert_string_equal(jx_str(c, "message"), "The workload was admitted on \"worker-2\"");
+    assert_string_equal(jx_str(c, "lastTransitionTime"), NOW);
+    assert_true(rc_cond_true(doc, "Admitted")); /* standalone: we are Kueue */
+    json_decref(doc);
+    const struct rc_act *ev = rc_plan_find(&f.plan, RC_ACT_EVENT);
+    assert_string_equal(ev->reason, "MultiKueue");
+    assert_string_equal(ev->message, "The workload was admitted on \"worker-2\"");
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_COUNT_ADMITTED)->cluster, 1);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_LOCAL_SUSPEND), 0); /* not suspended */
+    teardown_obs(&f);
+}
+
+static void test_recorded_cluster_decides(void **state)
+{
+    (void)state;
+    struct fixture f;
+    /* clusterName persisted (killed before the job was created) */
+    setup_obs(&f, manager_wl("Pending", "worker-1", 1));
+    f.r[0].wl = remote_wl(f.o.wl, T2);
+    f.r[1].wl = remote_wl(f.o.wl, T1); /* earlier, but not the recorded one */
+    decide(&f);
+    assert_string_equal(f.plan.step, "winner");
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_CREATE_REMOTE_JOB)->cluster, 0);
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_REMOVE_REMOTE)->cluster, 1);
+    /* no second clusterName write */
+    json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    assert_null(jx_get(doc, "status.clusterName"));
+    json_decref(doc);
+    teardown_obs(&f);
+}
+
+static void test_steady_state_syncs_only(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    f.r[0].job = local_job(0);
+    decide(&f);
+    assert_int_equal(f.plan.n, 1);
+    assert_int_equal(f.plan.acts[0].type, RC_ACT_SYNC_JOB_STATUS);
+    assert_int_equal(f.plan.requeue_ms, 20000); /* min(workerLostTimeout, resync) */
+    teardown_obs(&f);
+}
+
+static void test_suspended_local_job_is_released(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    json_decref(f.o.job);
+    f.o.job = local_job(1);
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    decide(&f);
+    const struct rc_act *a = rc_plan_find(&f.plan, RC_ACT_LOCAL_SUSPEND);
+    assert_non_null(a);
+    assert_int_equal(a->value, 0);
+    assert_true(index_of(&f.plan, RC_ACT_LOCAL_SUSPEND, 0) >
+                index_of(&f.plan, RC_ACT_CREATE_REMOTE_JOB, 0));
+    /* a manager that drops managedBy could run it: leave it alone */
+    f.o.managed_by_honoured = 0;
+    decide(&f);
+    assert_null(rc_plan_find(&f.plan, RC_ACT_LOCAL_SUSPEND));
+    teardown_obs(&f);
+}
+
+static void test_lost_worker_waits_then_retries(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    f.r[0].available = 0;
+    f.r[0].lost_ms = 5000;
+    f.r[0].wl = remote_wl(f.o.wl, T1); /* stale cache content */
+    decide(&f);
+    assert_string_equal(f.plan.step, "worker-lost-waiting");
+    assert_int_equal(f.plan.n, 0);
+    assert_int_equal(f.plan.requeue_ms, 15000);
+
+    f.r[0].lost_ms = 20000;
+    decide(&f);
+    assert_string_equal(f.plan.step, "worker-lost");
+    json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    json_t *c = rc_check_find(doc, "mk");
+    /* standalone: evicted and reset in one write */
+    assert_string_equal(jx_str(c, "state"), "Pending");
+    assert_int_equal(jx_int(c, "retryCount", 0), 1);
+    assert_true(rc_cond_true(doc, "Evicted"));
+    assert_string_equal(jx_str(rc_cond_find(doc, "Evicted"), "reason"), "AdmissionCheck");
+    assert_string_equal(jx_str(rc_cond_find(doc, "Evicted"), "message"),
+                        "Evicted due to AdmissionCheck in Retry state: \"mk\" (Admitting remote "
+                        "lost, Previously: \"Ready\")");
+    assert_false(rc_cond_true(doc, "QuotaReserved"));
+    assert_true(json_is_null(jx_get(doc, "status.clusterName")));
+    assert_true(json_is_null(jx_get(doc, "status.admission")));
+    json_decref(doc);
+    /* nothing is created anywhere in the same pass */
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_JOB), 0);
+
+    /* with-kueue: only the check goes to Retry; Kueue evicts */
+    f.o.mode = RC_MODE_WITH_KUEUE;
+    decide(&f);
+    doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    assert_string_equal(jx_str(rc_check_find(doc, "mk"), "state"), "Retry");
+    assert_null(jx_get(doc, "status.conditions"));
+    json_decref(doc);
+    teardown_obs(&f);
+}
+
+static void test_unknown_cluster_is_lost_at_once(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-9", 1));
+    decide(&f);
+    assert_string_equal(f.plan.step, "worker-lost");
+    teardown_obs(&f);
+}
+
+static void test_remote_gone_and_no_cluster(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    decide(&f);
+    assert_string_equal(f.plan.step, "remote-gone");
+    json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    assert_non_null(strstr(jx_str(rc_cond_find(doc, "Evicted"), "message"),
+                           "Admitting remote no longer exists"));
+    json_decref(doc);
+    teardown_obs(&f);
+
+    setup_obs(&f, manager_wl("Ready", NULL, 1));
+    decide(&f);
+    assert_string_equal(f.plan.step, "ready-without-cluster");
+    assert_string_equal(rc_plan_find(&f.plan, RC_ACT_EVENT)->etype, "Warning");
+    teardown_obs(&f);
+}
+
+static void test_remote_finished(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    f.r[0].job = local_job(0);
+    set_cond(f.r[0].wl, "Finished", "True", "Succeeded", "Job finished successfully", T2);
+    decide(&f);
+    assert_string_equal(f.plan.step, "remote-finished");
+    /* final status sync first, then Finished with the remote's words */
+    assert_true(index_of(&f.plan, RC_ACT_SYNC_JOB_STATUS, 0) <
+                index_of(&f.plan, RC_ACT_WL_STATUS, 0));
+    json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    json_t *c = rc_cond_find(doc, "Finished");
+    assert_string_equal(jx_str(c, "reason"), "Succeeded");
+    assert_string_equal(jx_str(c, "message"), "Job finished successfully");
+    json_decref(doc);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0); /* next time */
+
+    /* then: finished -> remote objects go and our finalizer comes off */
+    set_cond(f.o.wl, "Finished", "True", "Succeeded", "Job finished successfully", T2);
+    decide(&f);
+    assert_string_equal(f.plan.step, "finished");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 1);
+    assert_int_equal(index_of(&f.plan, RC_ACT_REMOVE_FINALIZER, 0), 1);
+    teardown_obs(&f);
+}
+
+static void test_out_of_sync_and_stale_copies(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    set_cond(f.r[0].wl, "Finished", "True", "OutOfSync", "changed", T2);
+    decide(&f);
+    assert_string_equal(f.plan.step, "remote-out-of-sync");
+    json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    assert_null(rc_cond_find(doc, "Finished")); /* never finished this way */
+    json_decref(doc);
+    assert_string_equal(rc_plan_find(&f.plan, RC_ACT_EVENT)->etype, "Warning");
+    teardown_obs(&f);
+
+    /* a stale finished copy elsewhere does not finish the Workload */
+    setup_obs(&f, manager_wl("Ready", "worker-2", 1));
+    f.r[0].wl = remote_wl(f.o.wl, T0);
+    f.r[0].job = local_job(0);
+    set_cond(f.r[0].wl, "Finished", "True", "Succeeded", "done", T1);
+    f.r[1].wl = remote_wl(f.o.wl, T2);
+    f.r[1].job = local_job(0);
+    decide(&f);
+    assert_string_equal(f.plan.step, "winner");
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_REMOVE_REMOTE)->cluster, 0);
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_SYNC_JOB_STATUS)->cluster, 1);
+    teardown_obs(&f);
+}
+
+static void test_remote_evicted(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    f.r[0].wl = remote_wl(f.o.wl, NULL);
+    set_cond(f.r[0].wl, "Evicted", "True", "Preempted", "make room", T2);
+    decide(&f);
+    assert_string_equal(f.plan.step, "remote-evicted");
+    const struct rc_act *ev = rc_plan_find(&f.plan, RC_ACT_EVENT);
+    assert_string_equal(ev->message, "Workload evicted on worker cluster: \"worker-1\", resetting "
+                                     "for re-admission, Previously: \"Ready\"");
+    teardown_obs(&f);
+}
+
+static void test_spec_drift(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    jx_set(f.r[0].wl, "spec.priority", json_integer(7));
+    f.r[1].wl = remote_wl(f.o.wl, NULL);
+    jx_set(f.r[1].wl, "spec.queueName", json_string("other"));
+    decide(&f);
+    /* worker-1: priority only -> updated in place and still the winner */
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_REMOTE_PRIORITY)->cluster, 0);
+    assert_string_equal(f.plan.step, "winner");
+    /* worker-2: real drift -> removed (once: not again as a loser) */
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 1);
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_REMOVE_REMOTE)->cluster, 1);
+    teardown_obs(&f);
+}
+
+static void test_rejections(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    f.o.kind = NULL;
+    f.o.owner_gvk = "example.com/v1, Kind=Thing";
+    decide(&f);
+    json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    json_t *c = rc_check_find(doc, "mk");
+    assert_string_equal(jx_str(c, "state"), "Rejected");
+    assert_string_equal(jx_str(c, "message"), "No multikueue adapter found for owner kind "
+                                              "\"example.com/v1, Kind=Thing\", Previously: "
+                                              "\"Pending\"");
+    assert_false(rc_cond_true(doc, "QuotaReserved")); /* deactivated: quota released */
+    json_decref(doc);
+
+    f.o.kind = &mk_kind_job;
+    f.o.managed = 0;
+    jx_set_new_str(f.o.job, "spec.managedBy", "example.com/other");
+    decide(&f);
+    doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    assert_string_equal(jx_str(rc_check_find(doc, "mk"), "message"),
+                        "The owner is not managed by Kueue: Expecting spec.managedBy to be "
+                        "\"kueue.x-k8s.io/multikueue\" not \"example.com/other\", Previously: "
+                        "\"Pending\"");
+    json_decref(doc);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 0);
+
+    /* a Rejected check: nothing more happens */
+    json_decref(f.o.wl);
+    f.o.wl = manager_wl("Rejected", NULL, 0);
+    decide(&f);
+    assert_int_equal(f.plan.n, 0);
+    teardown_obs(&f);
+}
+
+static void test_deletion_cleans_up(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    jx_set_new_str(f.o.wl, "metadata.deletionTimestamp", NOW);
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    f.r[0].job = local_job(0);
+    f.r[1].available = 0; /* lost: its stale copy waits for the GC */
+    f.r[1].wl = remote_wl(f.o.wl, NULL);
+    decide(&f);
+    assert_string_equal(f.plan.step, "deleted");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 1);
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_REMOVE_REMOTE)->cluster, 0);
+    assert_non_null(rc_plan_find(&f.plan, RC_ACT_REMOVE_FINALIZER));
+    assert_int_equal(f.plan.requeue_ms, 20000);
+    /* also when the Workload had no MultiKueue check (anymore) */
+    f.o.check = NULL;
+    decide(&f);
+    assert_string_equal(f.plan.step, "no-check");
+    assert_non_null(rc_plan_find(&f.plan, RC_ACT_REMOVE_FINALIZER));
+    /* with-kueue: Kueue owns the finalizer */
+    f.o.check = "mk";
+    f.o.mode = RC_MODE_WITH_KUEUE;
+    decide(&f);
+    assert_null(rc_plan_find(&f.plan, RC_ACT_REMOVE_FINALIZER));
+    teardown_obs(&f);
+}
+
+static void test_owner_gone(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    json_decref(f.o.job);
+    f.o.job = NULL;
+    f.o.job_gone = 1;
+    decide(&f);
+    assert_string_equal(f.plan.step, "owner-gone");
+    assert_int_equal(f.plan.n, 1);
+    assert_int_equal(f.plan.acts[0].type, RC_ACT_DELETE_WL);
+    teardown_obs(&f);
+}
+
+static void test_waits_for_other_checks(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    json_array_append_new(jx_get(f.o.wl, "status.admissionChecks"),
+                          json_pack("{s:s,s:s,s:s,s:s}", "name", "prov", "state", "Pending",
+                                    "message", "", "lastTransitionTime", T0));
+    decide(&f);
+    assert_string_equal(f.plan.step, "waiting-other-checks");
+    assert_int_equal(f.plan.n, 0);
+    teardown_obs(&f);
+}
+
+static void test_evicted_on_manager_with_quota(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    f.o.mode = RC_MODE_WITH_KUEUE;
+    set_cond(f.o.wl, "Evicted", "True", "Preempted", "a higher priority arrived", T2);
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    decide(&f);
+    assert_string_equal(f.plan.step, "evicted-on-manager");
+    const struct rc_act *a = rc_plan_find(&f.plan, RC_ACT_DEACTIVATE_REMOTE);
+    assert_non_null(a);
+    assert_string_equal(a->message, "Evicted on manager: a higher priority arrived");
+    assert_null(rc_plan_find(&f.plan, RC_ACT_CREATE_REMOTE_JOB));
+    teardown_obs(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nominate_all_at_once),
+        cmocka_unit_test(test_no_copies_without_quota),
+        cmocka_unit_test(test_nominate_removes_unnominated_copies),
+        cmocka_unit_test(test_first_admitted_wins_and_order_is_safe),
+        cmocka_unit_test(test_recorded_cluster_decides),
+        cmocka_unit_test(test_steady_state_syncs_only),
+        cmocka_unit_test(test_suspended_local_job_is_released),
+        cmocka_unit_test(test_lost_worker_waits_then_retries),
+        cmocka_unit_test(test_unknown_cluster_is_lost_at_once),
+        cmocka_unit_test(test_remote_gone_and_no_cluster),
+        cmocka_unit_test(test_remote_finished),
+        cmocka_unit_test(test_out_of_sync_and_stale_copies),
+        cmocka_unit_test(test_remote_evicted),
+        cmocka_unit_test(test_spec_drift),
+        cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_deletion_cleans_up),
+        cmocka_unit_test(test_owner_gone),
+        cmocka_unit_test(test_waits_for_other_checks),
+        cmocka_unit_test(test_evicted_on_manager_with_quota),
+    };
+    return cmocka_run_group_tests_name("rc_decide", tests, NULL, NULL);
+}

@@ -1,0 +1,219 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "../gate.h"
+#include "../quota.h"
+#include "../wlstatus.h"
+#include "jsonx.h"
+
+static json_t *parse(const char *s)
+{
+    json_error_t e;
+    json_t *j = json_loads(s, 0, &e);
+    if (!j)
+        fail_msg("bad test JSON: %s", e.text);
+    return j;
+}
+
+static void test_pod_requests(void **state)
+{
+    (void)state;
+    json_t *spec =
+        parse("{\"containers\":["
+              " {\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}},"
+              " {\"resources\":{\"limits\":{\"cpu\":\"1\",\"nvidia.com/gpu\":2}}},"
+              " {\"resources\":{\"requests\":{\"cpu\":\"100m\"},\"limits\":{\"cpu\":\"4\"}}}],"
+              "\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"3\"}}},"
+              " {\"resources\":{\"requests\":{\"memory\":\"10Mi\"}}}],"
+              "\"overhead\":{\"cpu\":\"10m\"}}");
+    struct rc_res r;
+    char err[128];
+    assert_int_equal(rc_pod_requests(spec, &r, err, sizeof(err)), 0);
+    /* containers: 500m + 1 (limit stands in) + 100m (request wins) = 1600m;
+     * init max 3 > 1600m; + overhead 10m */
+    assert_int_equal(rc_res_get(&r, "cpu", NULL), 3010);
+    assert_int_equal(rc_res_get(&r, "memory", NULL), 1024LL * 1024 * 1024 * 1000);
+    assert_int_equal(rc_res_get(&r, "nvidia.com/gpu", NULL), 2000);
+    int present;
+    rc_res_get(&r, "pods", &present);
+    assert_false(present);
+    json_decref(spec);
+
+    spec = parse("{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"lots\"}}}]}");
+    assert_int_equal(rc_pod_requests(spec, &r, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "cpu"));
+    json_decref(spec);
+}
+
+static void test_workload_requests(void **state)
+{
+    (void)state;
+    json_t *wl = parse("{\"spec\":{\"podSets\":["
+                       "{\"name\":\"a\",\"count\":3,\"template\":{\"spec\":{\"containers\":[{"
+                       "\"resources\":{\"requests\":{\"cpu\":\"250m\"}}}]}}},"
+                       "{\"name\":\"b\",\"template\":{\"spec\":{\"containers\":[{\"resources\":{"
+                       "\"requests\":{\"cpu\":\"1\"}}}]}}}]}}");
+    struct rc_res r;
+    char err[128];
+    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), 0);
+    assert_int_equal(rc_res_get(&r, "cpu", NULL), 750 + 1000); /* count defaults to 1 */
+    json_decref(wl);
+    wl = parse("{\"spec\":{\"podSets\":[{\"count\":-1,\"template\":{}}]}}");
+    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), -1);
+    json_decref(wl);
+}
+
+static void test_cq_quota_sums_flavors(void **state)
+{
+    (void)state;
+    json_t *cq =
+        parse("{\"spec\":{\"resourceGroups\":[{\"coveredResources\":[\"cpu\",\"nvidia.com/gpu\"],"
+              "\"flavors\":[{\"name\":\"a\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":8},"
+              "{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":\"4\"}]},"
+              "{\"name\":\"b\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"500m\"}]}]}]}}");
+    struct rc_res q;
+    char err[128];
+    assert_int_equal(rc_cq_quota(cq, &q, err, sizeof(err)), 0);
+    assert_int_equal(rc_res_get(&q, "cpu", NULL), 8500);
+    assert_int_equal(rc_res_get(&q, "nvidia.com/gpu", NULL), 4000);
+    assert_string_equal(q.flavor[0], "a"); /* the first flavor covering cpu */
+    json_decref(cq);
+    cq = parse("{\"spec\":{\"resourceGroups\":[{\"flavors\":[{\"name\":\"a\",\"resources\":[{"
+               "\"name\":\"cpu\",\"nominalQuota\":\"x\"}]}]}]}}");
+    assert_int_equal(rc_cq_quota(cq, &q, err, sizeof(err)), -1);
+    json_decref(cq);
+}
+
+static void item(struct rc_gate_item *it, const char *key, long long prio, const char *created,
+                 long long gpu_milli, int reserved)
+{
+    memset(it, 0, sizeof(*it));
+    it->key = key;
+    it->priority = prio;
+    it->created = created;
+    it->reserved = reserved;
+    *rc_res_slot(&it->req, "nvidia.com/gpu") = gpu_milli;
+}
+
+static void test_gate_order_and_messages(void **state)
+{
+    (void)state;
+    struct rc_res nominal = {0};
+    *rc_res_slot(&nominal, "nvidia.com/gpu") = 8000;
+    struct rc_gate_item it[5];
+    item(&it[0], "ns/running", 0, "2024-01-01T00:00:00Z", 6000, 1);
+    item(&it[1], "ns/old", 0, "2024-01-01T00:00:01Z", 4000, 0);   /* does not fit: 6+4 > 8 */
+    item(&it[2], "ns/small", 0, "2024-01-01T00:00:02Z", 2000, 0); /* fits (best effort) */
+    item(&it[3], "ns/urgent", 10, "2024-01-01T00:00:09Z", 1000, 0);
+    item(&it[4], "ns/huge", 0, "2024-01-01T00:00:00Z", 9000, 0);
+    rc_gate_plan("team-a", &nominal, 0, it, 5);
+    assert_int_equal(it[0].decision, RC_GATE_HOLDS);
+    /* priority first: urgent takes 1 (7 of 8 used), then small no longer fits */
+    assert_int_equal(it[3].decision, RC_GATE_RESERVE);
+    assert_int_equal(it[1].decision, RC_GATE_WAIT);
+    assert_string_equal(it[1].reason, "WaitingForQuota");
+    assert_string_equal(it[1].message, "Waiting for quota: ClusterQueue team-a: 7 of 8 "
+                                       "nvidia.com/gpu in use, the workload requests 4");
+    assert_int_equal(it[2].decision, RC_GATE_WAIT);
+    assert_int_equal(it[4].decision, RC_GATE_WAIT);
+    assert_string_equal(it[4].reason, "ExceedsMaxQuota");
+    assert_non_null(strstr(it[4].message, "more than the nominal quota of 8"));
+}
+
+static void test_gate_best_effort_vs_strict(void **state)
+{
+    (void)state;
+    struct rc_res nominal = {0};
+    *rc_res_slot(&nominal, "nvidia.com/gpu") = 4000;
+    struct rc_gate_item it[3];
+    item(&it[0], "ns/a", 0, "2024-01-01T00:00:01Z", 3000, 0);
+    item(&it[1], "ns/b", 0, "2024-01-01T00:00:02Z", 3000, 0);
+    item(&it[2], "ns/c", 0, "2024-01-01T00:00:03Z", 1000, 0);
+    rc_gate_plan("q", &nominal, 0, it, 3);
+    assert_int_equal(it[0].decision, RC_GATE_RESERVE);
+    assert_int_equal(it[1].decision, RC_GATE_WAIT);
+    assert_int_equal(it[2].decision, RC_GATE_RESERVE); /* skips past b */
+
+    item(&it[0], "ns/a", 0, "2024-01-01T00:00:01Z", 3000, 0);
+    item(&it[1], "ns/b", 0, "2024-01-01T00:00:02Z", 3000, 0);
+    item(&it[2], "ns/c", 0, "2024-01-01T00:00:03Z", 1000, 0);
+    rc_gate_plan("q", &nominal, 1, it, 3);
+    assert_int_equal(it[0].decision, RC_GATE_RESERVE);
+    assert_int_equal(it[1].decision, RC_GATE_WAIT);
+    assert_int_equal(it[2].decision, RC_GATE_WAIT); /* StrictFIFO: behind b */
+    assert_non_null(strstr(it[2].message, "ns/b is ahead"));
+}
+
+static void test_gate_uncovered_and_ties(void **state)
+{
+    (void)state;
+    struct rc_res nominal = {0};
+    *rc_res_slot(&nominal, "cpu") = 1000;
+    struct rc_gate_item it[3];
+    item(&it[0], "ns/gpu", 0, "2024-01-01T00:00:00Z", 1000, 0);
+    /* same priority and time: the key decides, so the outcome is stable */
+    memset(&it[1], 0, sizeof(it[1]));
+    it[1].key = "ns/b";
+    it[1].created = "2024-01-01T00:00:05Z";
+    *rc_res_slot(&it[1].req, "cpu") = 1000;
+    memset(&it[2], 0, sizeof(it[2]));
+    it[2].key = "ns/a";
+    it[2].created = "2024-01-01T00:00:05Z";
+    *rc_res_slot(&it[2].req, "cpu") = 1000;
+    rc_gate_plan("q", &nominal, 1, it, 3);
+    assert_int_equal(it[0].decision, RC_GATE_WAIT);
+    assert_string_equal(it[0].reason, "NoMatchingFlavor");
+    assert_string_equal(it[0].message, "ClusterQueue q does not cover resource nvidia.com/gpu");
+    assert_int_equal(it[2].decision,
+                     RC_GATE_RESERVE); /* a before b; uncovered gpu does not block */
+    assert_int_equal(it[1].decision, RC_GATE_WAIT);
+    rc_gate_plan("q", &nominal, 0, NULL, 0); /* nothing to do is fine */
+}
+
+static void test_reserve_patch(void **state)
+{
+    (void)state;
+    json_t *wl = parse("{\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":2,\"template\":{"
+                       "\"spec\":{\"containers\":"
+                       "[{\"resources\":{\"requests\":{\"cpu\":\"250m\"}}}]}}}]},"
+                       "\"status\":{\"conditions\":[{\"type\":\"Evicted\",\"status\":\"True\","
+                       "\"reason\":\"AdmissionCheck\","
+                       "\"message\":\"gone\",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}");
+    struct rc_res nominal = {0};
+    *rc_res_slot(&nominal, "cpu") = 4000;
+    snprintf(nominal.flavor[0], sizeof(nominal.flavor[0]), "default-flavor");
+    json_t *p = rc_reserve_patch(wl, "team-a", &nominal, "2024-02-02T00:00:00Z");
+    assert_non_null(p);
+    assert_string_equal(jx_str(p, "admission.clusterQueue"), "team-a");
+    assert_string_equal(jx_str(p, "admission.podSetAssignments.0.flavors.cpu"), "default-flavor");
+    assert_string_equal(jx_str(p, "admission.podSetAssignments.0.resourceUsage.cpu"), "500m");
+    assert_int_equal(jx_int(p, "admission.podSetAssignments.0.count", 0), 2);
+    json_t *doc = json_pack("{s:O}", "status", p);
+    assert_true(rc_cond_true(doc, "QuotaReserved"));
+    assert_false(rc_cond_true(doc, "Admitted"));
+    assert_false(rc_cond_true(doc, "Evicted")); /* the old eviction became history */
+    assert_string_equal(jx_str(rc_cond_find(doc, "QuotaReserved"), "message"),
+                        "Quota reserved in ClusterQueue team-a");
+    json_decref(doc);
+    json_decref(p);
+    json_decref(wl);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pod_requests),
+        cmocka_unit_test(test_workload_requests),
+        cmocka_unit_test(test_cq_quota_sums_flavors),
+        cmocka_unit_test(test_gate_order_and_messages),
+        cmocka_unit_test(test_gate_best_effort_vs_strict),
+        cmocka_unit_test(test_gate_uncovered_and_ties),
+        cmocka_unit_test(test_reserve_patch),
+    };
+    return cmocka_run_group_tests_name("rc_quota", tests, NULL, NULL);
+}

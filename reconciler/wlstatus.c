@@ -1,0 +1,246 @@
+#include "wlstatus.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jsonx.h"
+
+void rc_now_rfc3339(char out[32])
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+long long rc_parse_time_ms(const char *s)
+{
+    if (!s)
+        return -1;
+    struct tm tm = {0};
+    const char *end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!end)
+        return -1;
+    long long ms = 0;
+    if (*end == '.') {
+        double frac = strtod(end, (char **)&end);
+        ms = (long long)(frac * 1000);
+    }
+    if (*end != 'Z')
+        return -1; /* the apiserver always writes UTC */
+    return (long long)timegm(&tm) * 1000 + ms;
+}
+
+static json_t *find_by(const json_t *arr, const char *key, const char *value)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(arr, i, c)
+    {
+        const char *v = jx_str(c, key);
+        if (v && strcmp(v, value) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+json_t *rc_cond_find(const json_t *obj, const char *type)
+{
+    return find_by(jx_get(obj, "status.conditions"), "type", type);
+}
+
+int rc_cond_true(const json_t *obj, const char *type)
+{
+    const char *s = jx_str(rc_cond_find(obj, type), "status");
+    return s && strcmp(s, "True") == 0;
+}
+
+static json_t *truncated(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n <= max)
+        return json_string(s);
+    /* cut on a UTF-8 boundary */
+    while (n > max || (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80))
+        n--;
+    return json_stringn(s, n);
+}
+
+json_t *rc_conds_with(const json_t *conds, const char *type, const char *status, const char *reason,
+                      const char *message, const char *now)
+{
+    json_t *out = json_is_array(conds) ? json_deep_copy(conds) : json_array();
+    if (!out)
+        return NULL;
+    json_t *c = find_by(out, "type", type);
+    const char *ltt = now;
+    if (c) {
+        const char *old = jx_str(c, "status");
+        const char *oldt = jx_str(c, "lastTransitionTime");
+        if (old && oldt && strcmp(old, status) == 0)
+            ltt = oldt;
+    }
+    json_t *n = json_pack("{s:s,s:s,s:s,s:o,s:s}", "type", type, "status", status, "reason", reason,
+                          "message", truncated(message ? message : "", RC_MAX_CMSG),
+                          "lastTransitionTime", ltt);
+    if (!n)
+        goto fail;
+    if (c) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(out, i, v)
+        {
+            if (v == c) {
+                json_t *og = json_object_get(c, "observedGeneration");
+                if (og)
+                    json_object_set(n, "observedGeneration", og);
+                json_array_set_new(out, i, n);
+                return out;
+            }
+        }
+    }
+    if (json_array_append_new(out, n) < 0)
+        goto fail;
+    return out;
+fail:
+    json_decref(out);
+    return NULL;
+}
+
+json_t *rc_check_find(const json_t *wl, const char *name)
+{
+    return find_by(jx_get(wl, "status.admissionChecks"), "name", name);
+}
+
+json_t *rc_checks_with(const json_t *checks, const char *name, const char *state,
+                       const char *message, const char *now, int bump_retry)
+{
+    json_t *out = json_is_array(checks) ? json_deep_copy(checks) : json_array();
+    if (!out)
+        return NULL;
+    json_t *c = find_by(out, "name", name);
+    if (!c) {
+        c = json_object();
+        if (!c || json_array_append_new(out, c) < 0)
+            goto fail;
+        json_object_set_new(c, "name", json_string(name));
+    }
+    const char *old = jx_str(c, "state");
+    if (!old || strcmp(old, state) != 0 || !jx_str(c, "lastTransitionTime"))
+        json_object_set_new(c, "lastTransitionTime", json_string(now));
+    json_object_set_new(c, "state", json_string(state));
+    json_object_set_new(c, "message", truncated(message ? message : "", RC_MAX_MSG));
+    if (bump_retry)
+        json_object_set_new(c, "retryCount", json_integer(jx_int(c, "retryCount", 0) + 1));
+    return out;
+fail:
+    json_decref(out);
+    return NULL;
+}
+
+char *rc_msg_previously(const char *msg, const char *prev)
+{
+    char *s = NULL;
+    if (asprintf(&s, "%s, Previously: \"%s\"", msg, prev ? prev : "") < 0)
+        return NULL;
+    if (strlen(s) > RC_MAX_MSG)
+        s[RC_MAX_MSG] = '\0';
+    return s;
+}
+
+int rc_wl_reserved(const json_t *wl)
+{
+    return rc_cond_true(wl, "QuotaReserved");
+}
+
+int rc_wl_finished(const json_t *wl)
+{
+    return rc_cond_true(wl, "Finished");
+}
+
+int rc_wl_evicted(const json_t *wl)
+{
+    return rc_cond_true(wl, "Evicted");
+}
+
+int rc_wl_admitted(const json_t *wl)
+{
+    return rc_cond_true(wl, "Admitted");
+}
+
+int rc_wl_deleting(const json_t *obj)
+{
+    return jx_str(obj, "metadata.deletionTimestamp") != NULL;
+}
+
+int rc_has_finalizer(const json_t *obj, const char *finalizer)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(jx_get(obj, "metadata.finalizers"), i, f)
+    {
+        if (json_is_string(f) && strcmp(json_string_value(f), finalizer) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+json_t *rc_wl_owner(const json_t *wl)
+{
+    json_t *refs = jx_get(wl, "metadata.ownerReferences");
+    size_t i;
+    json_t *r;
+    json_array_foreach(refs, i, r)
+    {
+        if (jx_bool(r, "controller", 0))
+            return r;
+    }
+    return json_array_get(refs, 0);
+}
+
+int rc_spec_equal(const json_t *a, const json_t *b, int *prio_only)
+{
+    *prio_only = 0;
+    json_t *x = json_is_object(a) ? json_copy((json_t *)a) : json_object();
+    json_t *y = json_is_object(b) ? json_copy((json_t *)b) : json_object();
+    int eq = 0;
+    if (!x || !y)
+        goto out;
+    json_object_del(x, "preemptionGates");
+    json_object_del(y, "preemptionGates");
+    eq = json_equal(x, y);
+    if (!eq) {
+        static const char *const prio[] = {"priority", "priorityClassRef", "priorityClassName",
+                                           "priorityClassSource"};
+        for (size_t i = 0; i < sizeof(prio) / sizeof(prio[0]); i++) {
+            json_object_del(x, prio[i]);
+            json_object_del(y, prio[i]);
+        }
+        *prio_only = json_equal(x, y);
+    }
+out:
+    json_decref(x);
+    json_decref(y);
+    return eq;
+}
+
+int rc_earliest_true(json_t *const *wls, const int *eligible, size_t n, const char *type)
+{
+    int best = -1;
+    const char *best_t = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!wls[i] || (eligible && !eligible[i]) || !rc_cond_true(wls[i], type))
+            continue;
+        const char *t = jx_str(rc_cond_find(wls[i], type), "lastTransitionTime");
+        if (!t)
+            t = "";
+        /* RFC 3339 UTC with a fixed layout orders as text */
+        if (best < 0 || strcmp(t, best_t) < 0) {
+            best = (int)i;
+            best_t = t;
+        }
+    }
+    return best;
+}

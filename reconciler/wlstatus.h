@@ -1,0 +1,62 @@
+/* Reading and computing Workload status: conditions, admission checks,
+ * ownership, timestamps. Pure functions on jansson values; the new arrays
+ * they return are meant for merge patches (which replace arrays whole). */
+#ifndef MKUEUE_RC_WLSTATUS_H
+#define MKUEUE_RC_WLSTATUS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define RC_FINALIZER "kueue.x-k8s.io/resource-in-use"
+#define RC_JOB_UID   "kueue.x-k8s.io/job-uid"
+#define RC_MAX_MSG   32768 /* admission check message limit */
+#define RC_MAX_CMSG  32768 /* condition message limit */
+
+/* Wall-clock time now as RFC 3339 UTC with seconds ("2024-05-01T10:00:00Z"). */
+void rc_now_rfc3339(char out[32]);
+
+/* The condition of that type in obj.status.conditions (borrowed) or NULL. */
+json_t *rc_cond_find(const json_t *obj, const char *type);
+/* 1 when the condition exists with status "True". */
+int rc_cond_true(const json_t *obj, const char *type);
+/* A new copy of `conds` (may be NULL) with the condition set; its
+ * lastTransitionTime is `now` when the status changes, else kept. Returns a
+ * new reference, NULL on oom. */
+json_t *rc_conds_with(const json_t *conds, const char *type, const char *status, const char *reason,
+                      const char *message, const char *now);
+
+/* status.admissionChecks entry of that name (borrowed) or NULL. */
+json_t *rc_check_find(const json_t *wl, const char *name);
+/* A new copy of `checks` with the named entry set to state/message; the
+ * entry is appended when absent; lastTransitionTime changes with the state;
+ * retryCount is incremented when bump_retry. New reference or NULL. */
+json_t *rc_checks_with(const json_t *checks, const char *name, const char *state,
+                       const char *message, const char *now, int bump_retry);
+/* `msg` followed by `, Previously: "<prev>"`, truncated to RC_MAX_MSG. Caller
+ * frees. */
+char *rc_msg_previously(const char *msg, const char *prev);
+
+/* Workload predicates. */
+int rc_wl_reserved(const json_t *wl);  /* QuotaReserved=True */
+int rc_wl_finished(const json_t *wl);  /* Finished=True */
+int rc_wl_evicted(const json_t *wl);   /* Evicted=True */
+int rc_wl_admitted(const json_t *wl);  /* Admitted=True */
+int rc_wl_deleting(const json_t *obj); /* metadata.deletionTimestamp set */
+int rc_has_finalizer(const json_t *obj, const char *finalizer);
+
+/* The controller ownerReference (else the first one), borrowed, or NULL. */
+json_t *rc_wl_owner(const json_t *wl);
+
+/* Specs equal for MultiKueue purposes (preemptionGates ignored). *prio_only
+ * is set when they differ in priority/priorityClassRef only. */
+int rc_spec_equal(const json_t *a, const json_t *b, int *prio_only);
+
+/* Of the remotes (array of Workloads or NULLs, n entries), the index whose
+ * condition `type` is True with the earliest lastTransitionTime (ties: lower
+ * index), or -1. */
+int rc_earliest_true(json_t *const *wls, const int *eligible, size_t n, const char *type);
+
+/* Milliseconds since the epoch of an RFC 3339 time, or -1. */
+long long rc_parse_time_ms(const char *s);
+
+#endif

@@ -1,0 +1,167 @@
+#include "workload_create.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "jsonx.h"
+#include "log.h"
+#include "pack.h"
+#include "wlstatus.h"
+
+static const char *LG = "workload";
+static const struct kc_resource WORKLOADS = {"kueue.x-k8s.io", "v1beta2", "workloads", 1};
+
+json_t *rc_build_workload(const struct mk_kind *k, const json_t *job, const char *queue,
+                          const char *priority_class, long long priority, char *err, size_t errlen)
+{
+    const char *ns = jx_str(job, "metadata.namespace");
+    const char *name = jx_str(job, "metadata.name");
+    const char *uid = jx_str(job, "metadata.uid");
+    char wname[320], av[128];
+    if (!ns || !name || !uid ||
+        mk_workload_name(k->kind, k->group, name, uid, wname, sizeof(wname)) < 0) {
+        snprintf(err, errlen, "the job has no namespace, name or uid");
+        return NULL;
+    }
+    json_t *podsets = mk_pod_sets(k, job, err, errlen);
+    if (!podsets)
+        return NULL;
+    mk_api_version(k, av, sizeof(av));
+    json_t *wl = json_pack(
+        "{s:s,s:s,s:{s:s,s:s,s:{s:s},s:[s],s:[{s:s,s:s,s:s,s:s,s:b,s:b}]},s:{s:o,s:s,s:I,s:b}}",
+        "apiVersion", "kueue.x-k8s.io/v1beta2", "kind", "Workload", "metadata", "name", wname,
+        "namespace", ns, "labels", RC_JOB_UID, uid, "finalizers", RC_FINALIZER, "ownerReferences",
+        "apiVersion", av, "kind", k->kind, "name", name, "uid", uid, "controller", 1,
+        "blockOwnerDeletion", 1, "spec", "podSets", podsets, "queueName", queue, "priority",
+        (json_int_t)priority, "active", 1);
+    if (!wl) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (priority_class && *priority_class)
+        jx_set(wl, "spec.priorityClassRef",
+               json_pack("{s:s,s:s,s:s}", "group", "scheduling.k8s.io", "kind", "PriorityClass",
+                         "name", priority_class));
+    return wl;
+}
+
+json_t *rc_initial_status(const json_t *checks, const char *now)
+{
+    json_t *list = json_array();
+    size_t i;
+    json_t *c;
+    json_array_foreach(checks, i, c)
+    {
+        if (!list || !json_is_string(c))
+            continue;
+        json_array_append_new(list, json_pack("{s:O,s:s,s:s,s:s}", "name", c, "state", "Pending",
+                                              "message", "", "lastTransitionTime", now));
+    }
+    if (!list)
+        return NULL;
+    json_t *conds = rc_conds_with(NULL, "QuotaReserved", "False", "PendingEvaluation",
+                                  "Waiting for the quota gate", now);
+    return conds ? json_pack("{s:o,s:o}", "admissionChecks", list, "conditions", conds) : NULL;
+}
+
+/* The pod template's PriorityClass and its value. */
+static const char *priority_of(struct rc_ctx *x, const json_t *wl, long long *value)
+{
+    *value = 0;
+    const char *pc = jx_str(wl, "spec.podSets.0.template.spec.priorityClassName");
+    if (!pc)
+        return NULL;
+    json_t *obj = x->priorityclasses ? kcache_get(x->priorityclasses, pc) : NULL;
+    if (obj)
+        *value = jx_int(obj, "value", 0);
+    json_decref(obj);
+    return pc;
+}
+
+static int init_status(struct rc_ctx *x, json_t *wl, const char *cq)
+{
+    if (jx_get(wl, "status.admissionChecks"))
+        return 0;
+    json_t *cqo = kcache_get(x->clusterqueues, cq);
+    json_t *checks = mkq_cluster_queue_checks(cqo);
+    char now[32];
+    rc_now_rfc3339(now);
+    json_t *status = rc_initial_status(checks, now);
+    json_decref(checks);
+    json_decref(cqo);
+    json_t *body = status ? json_pack("{s:{s:s?},s:o}", "metadata", "resourceVersion",
+                                      jx_str(wl, "metadata.resourceVersion"), "status", status)
+                          : NULL;
+    struct kc_status st;
+    int rc = body ? kc_patch(x->mgr, &WORKLOADS, jx_str(wl, "metadata.namespace"),
+                             jx_str(wl, "metadata.name"), "status", KC_PATCH_MERGE, body, NULL,
+                             NULL, &st)
+                  : -1;
+    json_decref(body);
+    if (rc < 0 && body)
+        LOG_I(LG, "initial workload status not written", "workload", jx_str(wl, "metadata.name"),
+              "error", st.message);
+    return rc < 0 ? -1 : 0;
+}
+
+int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
+{
+    const struct mk_kind *k = x->kinds[ki];
+    json_t *job = rc_cache_get(x->jobs[ki], key);
+    json_t *wl = NULL, *created = NULL;
+    int rc = 0;
+    if (!job || rc_wl_deleting(job))
+        goto out;
+    const char *ns = jx_str(job, "metadata.namespace");
+    const char *queue = jx_str(job, "metadata.labels[" MK_QUEUE_LABEL "]");
+    if (!ns || !queue)
+        goto out;
+    struct mkq_resolution res;
+    char msg[300];
+    int r = mkq_resolve(&x->q, ns, queue, &res, msg, sizeof(msg));
+    char cq[254];
+    snprintf(cq, sizeof(cq), "%s", res.cluster_queue);
+    mkq_resolution_clear(&res);
+    if (r != MKQ_MULTIKUEUE) {
+        LOG_D(LG, "job not dispatched through MultiKueue", "job", key, "why",
+              r == MKQ_LOCAL ? "its ClusterQueue has no MultiKueue check" : msg);
+        goto out;
+    }
+    char wname[320];
+    if (mk_workload_name(k->kind, k->group, jx_str(job, "metadata.name"),
+                         jx_str(job, "metadata.uid"), wname, sizeof(wname)) < 0)
+        goto out;
+    wl = rc_cache_get_nsname(x->workloads, ns, wname);
+    if (!wl) {
+        char err[256];
+        long long prio;
+        json_t *tmp = rc_build_workload(k, job, queue, NULL, 0, err, sizeof(err));
+        const char *pc = tmp ? priority_of(x, tmp, &prio) : NULL;
+        json_t *obj = tmp ? rc_build_workload(k, job, queue, pc, prio, err, sizeof(err)) : NULL;
+        json_decref(tmp);
+        if (!obj) {
+            LOG_W(LG, "cannot build the workload of a job", "job", key, "error", err);
+            goto out; /* retrying will not help until the job changes */
+        }
+        struct kc_status st;
+        if (kc_create(x->mgr, &WORKLOADS, ns, obj, &created, &st) < 0) {
+            json_decref(obj);
+            if (!kc_is_already_exists(&st)) {
+                LOG_W(LG, "workload not created", "job", key, "error", st.message);
+                rc = -1;
+            }
+            goto out; /* an existing one comes through the cache */
+        }
+        json_decref(obj);
+        LOG_I(LG, "workload created", "job", key, "workload", wname);
+        wl = json_incref(created);
+    }
+    if (init_status(x, wl, cq) < 0)
+        rc = -1;
+    rc_enqueue(x, 'q', cq);
+out:
+    json_decref(created);
+    json_decref(wl);
+    json_decref(job);
+    return rc;
+}

@@ -1,0 +1,26 @@
+/* Standalone mode: the manager Workload of a job whose queue leads to a
+ * MultiKueue AdmissionCheck, built the way Kueue's job integration does
+ * (name, owner reference, pod sets, queueName, priority, finalizer), and
+ * its initial status (the ClusterQueue's checks, all Pending). */
+#ifndef MKUEUE_RC_WORKLOAD_CREATE_H
+#define MKUEUE_RC_WORKLOAD_CREATE_H
+
+#include <jansson.h>
+
+#include "ctx.h"
+
+/* The Workload for `job` (new reference) or NULL with err. priority_class
+ * (may be NULL) is the pod template's PriorityClass name and `priority` its
+ * value. */
+json_t *rc_build_workload(const struct mk_kind *k, const json_t *job, const char *queue,
+                          const char *priority_class, long long priority, char *err, size_t errlen);
+
+/* The initial status patch: every check of the ClusterQueue Pending (new
+ * reference). checks is an array of names. */
+json_t *rc_initial_status(const json_t *checks, const char *now);
+
+/* Reconciles manager job "ns/name" of enabled kind index ki: creates its
+ * Workload when missing. Returns 0 or -1 (retry with backoff). */
+int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key);
+
+#endif
