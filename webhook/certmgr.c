@@ -534,8 +534,29 @@ static int sync_file(const char *dir, const char *name, const char *content, mod
     return 1;
 }
 
+/* Creates dir and its missing parents (0700: it holds a private key). */
+static int make_dirs(const char *dir, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof(path), "%s", dir) >= sizeof(path))
+        return failf(err, errlen, -ENAMETOOLONG, "cert dir path too long");
+    for (char *p = path + 1;; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(path, 0700) != 0 && errno != EEXIST)
+            return failf(err, errlen, -errno, "mkdir %s: %s", path, strerror(errno));
+        *p = c;
+        if (c == '\0')
+            return 0;
+    }
+}
+
 static int sync_files(const char *dir, const struct material *m, char *err, size_t errlen)
 {
+    if (make_dirs(dir, err, errlen) < 0)
+        return -1;
     /* key first: a reader that sees the new certificate also sees its key */
     const char *names[ENTRY_FILES] = {"tls.key", "tls.crt", "ca.crt"};
     const char *vals[ENTRY_FILES] = {m->tls_key, m->tls_crt, m->ca_crt};

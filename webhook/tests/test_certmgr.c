@@ -575,6 +575,29 @@ static void test_secret_error_writes_nothing(void **state)
     assert_int_equal(e->f.writes, 0);
 }
 
+static void test_missing_cert_dir_is_created(void **state)
+{
+    struct env *e = *state;
+    struct wh_certmgr_opts o = e->o;
+    char dir[160], file[200];
+    snprintf(dir, sizeof(dir), "%s/a/b", e->dir);
+    o.cert_dir = dir;
+    char err[256] = "";
+    assert_true(wh_certmgr_ensure(e->c, &o, err, sizeof(err)) >= 0);
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    const char *files[] = {"tls.crt", "tls.key", "ca.crt"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(file, sizeof(file), "%s/%s", dir, files[i]);
+        assert_int_equal(access(file, R_OK), 0);
+        unlink(file);
+    }
+    rmdir(dir);
+    snprintf(dir, sizeof(dir), "%s/a", e->dir);
+    rmdir(dir);
+}
+
 static void test_bad_options(void **state)
 {
     struct env *e = *state;
@@ -583,9 +606,9 @@ static void test_bad_options(void **state)
     char err[256] = "";
     assert_true(wh_certmgr_ensure(e->c, &o, err, sizeof(err)) < 0);
     o = e->o;
-    o.cert_dir = "/nonexistent/dir";
+    o.cert_dir = "/dev/null/dir"; /* under a file: cannot be created */
     assert_true(wh_certmgr_ensure(e->c, &o, err, sizeof(err)) < 0);
-    assert_non_null(strstr(err, "/nonexistent/dir"));
+    assert_non_null(strstr(err, "/dev/null/dir"));
     assert_null(wh_certmgr_start(NULL, &o, NULL, NULL, err, sizeof(err)));
 }
 
@@ -711,6 +734,7 @@ int main(void)
         T(test_secret_error_writes_nothing),
         T(test_bad_options),
         T(test_thread_rotates_and_stops),
+        T(test_missing_cert_dir_is_created),
         cmocka_unit_test(test_split_sans),
         cmocka_unit_test(test_flags),
     };
