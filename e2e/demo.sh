@@ -50,8 +50,8 @@ show kubectl config get-contexts
 say "Each worker runs a small stand-in for stock Kueue (e2e/standin) that admits Workloads."
 
 step "2. Namespace ml-demo and LocalQueue team-a on every cluster; MultiKueue objects on the manager"
-for c in worker-1 worker-2; do show on "$c" apply -f "$HERE/manifests/worker.yaml"; done
-show km apply -f "$HERE/manifests/manager.yaml"
+for c in worker-1 worker-2; do show kubectl --context "$c" apply -f "$HERE/manifests/worker.yaml"; done
+show kubectl --context manager apply -f "$HERE/manifests/manager.yaml"
 # Kubernetes 1.20 has no kubernetes.io/metadata.name label: opt namespaces out by label
 km label ns kube-system "$NS" mkueue.x-k8s.io/webhook-exclude=true --overwrite >/dev/null
 for c in worker-1 worker-2; do
@@ -77,8 +77,8 @@ good "mkueue-webhook made its certificate, patched the caBundle and is ready"
 good "mkueue-reconciler is ready"
 connected() { [ "$(get manager multikueuecluster "$1" -o jsonpath='{.status.conditions[?(@.type=="Active")].status}')" = True ]; }
 wait_for 60 "worker-1 and worker-2 to be connected" eval 'connected worker-1 && connected worker-2'
-show km get multikueueclusters
-show km get admissioncheck multikueue-ac -o jsonpath='{.status.conditions[0].reason}: {.status.conditions[0].message}{"\n"}'
+show kubectl --context manager get multikueueclusters
+show kubectl --context manager get admissioncheck multikueue-ac -o jsonpath='{.status.conditions[0].reason}: {.status.conditions[0].message}{"\n"}'
 
 step "4. A job whose namespace is missing on the workers is refused at kubectl apply"
 km apply -f - >/dev/null <<'YAML'
@@ -111,18 +111,21 @@ good "refused, naming each worker"
 km delete ns not-on-workers --wait=false >/dev/null
 
 step "5. kubectl apply -f e2e/manifests/sample-job.yaml on the manager"
-show km apply -f "$HERE/manifests/sample-job.yaml"
+show kubectl --context manager apply -f "$HERE/manifests/sample-job.yaml"
 JOB=$(km apply -f "$HERE/manifests/sample-job.yaml" --dry-run=client -o jsonpath='{.metadata.name}')
-say "The webhook set spec.managedBy: kueue.x-k8s.io/multikueue (Kubernetes 1.20's Job drops the"
-say "field; its Job controller is off on the manager, which stands in for it), so the manager"
-say "never runs the job itself."
+patch=$(jq -r --arg j "$JOB" 'select(.msg=="patched" and .name==$j and .kind=="Job") | .patch' \
+    "$MKUEUE_E2E_DIR/logs/mkueue-webhook.log" | tail -n1)
+[ -n "$patch" ] || fail "the webhook did not patch $JOB"
+say "The webhook's JSON patch: $patch"
+say "So the manager never runs the job itself. (Kubernetes 1.20's Job drops spec.managedBy;"
+say "the test bed's manager has its Job controller off, standing in for it.)"
 
 step "6. The reconciler creates the Workload on the manager and reserves quota"
 wl() { get manager workloads -n ml-demo -l "kueue.x-k8s.io/job-uid=$(get manager job "$JOB" -n ml-demo -o jsonpath='{.metadata.uid}')" -o jsonpath="$1"; }
 has_wl() { [ -n "$(wl '{.items[0].metadata.name}')" ]; }
 wait_for 30 "the manager Workload" has_wl
 WL=$(wl '{.items[0].metadata.name}')
-show km get workload -n ml-demo "$WL"
+show kubectl --context manager get workload -n ml-demo "$WL"
 
 step "7. Copies go to both workers; the first worker to admit wins, the other copy is deleted"
 winner() { get manager workload -n ml-demo "$WL" -o jsonpath='{.status.clusterName}'; }
@@ -130,10 +133,10 @@ has_winner() { [ -n "$(winner)" ]; }
 wait_for 60 "a worker to admit the Workload" has_winner
 W=$(winner)
 L=worker-1; [ "$W" = worker-1 ] && L=worker-2
-show km get workload -n ml-demo "$WL" -o jsonpath='{.status.admissionChecks[0].name}: {.status.admissionChecks[0].state} — {.status.admissionChecks[0].message}{"\n"}'
+show kubectl --context manager get workload -n ml-demo "$WL" -o jsonpath='{.status.admissionChecks[0].name}: {.status.admissionChecks[0].state} — {.status.admissionChecks[0].message}{"\n"}'
 wait_for 30 "the job on $W" get "$W" job "$JOB" -n ml-demo
 wait_for 30 "the copy on $L to be deleted" eval "! get $L workload $WL -n ml-demo"
-show on "$W" get job,workload -n ml-demo
+show kubectl --context "$W" get job,workload -n ml-demo
 good "$JOB runs on $W; $L has nothing left"
 
 step "8. The job runs on $W (no kubelet here: we finish its pod by hand) and its status comes back"
@@ -144,16 +147,16 @@ on "$W" -n ml-demo patch "$POD" --subresource=status --type=merge -p \
     '{"status":{"phase":"Succeeded","containerStatuses":[{"name":"main","image":"busybox","imageID":"","ready":false,"restartCount":0,"state":{"terminated":{"exitCode":0,"reason":"Completed"}}}]}}' >/dev/null
 complete() { [ "$(get manager job "$JOB" -n ml-demo -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}')" = True ]; }
 wait_for 60 "the manager Job to show Complete" complete
-show km get job -n ml-demo "$JOB"
+show kubectl --context manager get job -n ml-demo "$JOB"
 good "the manager's Job is Complete, mirrored from $W"
 
 step "9. The Workload finishes and the remote objects are cleaned up"
 finished() { [ "$(get manager workload -n ml-demo "$WL" -o jsonpath='{.status.conditions[?(@.type=="Finished")].status}')" = True ]; }
 wait_for 60 "the manager Workload to finish" finished
-show km get workload -n ml-demo "$WL"
+show kubectl --context manager get workload -n ml-demo "$WL"
 wait_for 60 "the job on $W to be deleted" eval "! get $W job $JOB -n ml-demo"
 wait_for 60 "the Workload on $W to be deleted" eval "! get $W workload $WL -n ml-demo"
-show on "$W" get job,workload -n ml-demo
+show kubectl --context "$W" get job,workload -n ml-demo
 good "nothing of $JOB is left on the workers"
 
 step "Done"

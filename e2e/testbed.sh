@@ -85,9 +85,10 @@ pki() {
 
 b64() { base64 -w0 <"$1"; }
 
-# kubeconfig FILE CLUSTER USER-CERT-BASENAME
+# kubeconfig FILE CLUSTER USER-CERT-BASENAME (private: it holds a key)
 kubeconfig() {
     local c=$2 d="$DIR/pki/$2"
+    install -m 600 /dev/null "$1"
     cat >"$1" <<YAML
 apiVersion: v1
 kind: Config
@@ -203,6 +204,7 @@ up() {
 merged() {
     local files="" c
     for c in "${CLUSTERS[@]}"; do files+="$DIR/kubeconfig/$c.yaml:"; done
+    install -m 600 /dev/null "$DIR/kubeconfig/all.yaml"
     KUBECONFIG=${files%:} kubectl config view --flatten >"$DIR/kubeconfig/all.yaml"
     kubectl --kubeconfig "$DIR/kubeconfig/all.yaml" config use-context manager >/dev/null
 }
