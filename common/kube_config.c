@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "errf.h"
 #include "fileio.h"
 #include "log.h"
 
@@ -60,24 +61,11 @@ static int ynode_add(struct ynode *parent, struct ynode *kid)
     return 0;
 }
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
 static int ynode_new(const yaml_event_t *ev, struct ynode **out, char *err, size_t errlen)
 {
     struct ynode *y = calloc(1, sizeof(*y));
     if (!y)
-        return fail(err, errlen, -ENOMEM, "out of memory");
+        return errf(err, errlen, -ENOMEM, "out of memory");
     if (ev->type == YAML_SEQUENCE_START_EVENT) {
         y->type = Y_SEQ;
     } else if (ev->type == YAML_MAPPING_START_EVENT) {
@@ -88,12 +76,12 @@ static int ynode_new(const yaml_event_t *ev, struct ynode **out, char *err, size
         y->type = Y_SCALAR;
         if (memchr(v, '\0', n)) { /* "a\0b" would compare equal to "a" */
             free(y);
-            return fail(err, errlen, -EINVAL, "YAML strings must not contain NUL (line %zu)",
+            return errf(err, errlen, -EINVAL, "YAML strings must not contain NUL (line %zu)",
                         ev->start_mark.line + 1);
         }
         if (!(y->str = strndup(v, n))) {
             free(y);
-            return fail(err, errlen, -ENOMEM, "out of memory");
+            return errf(err, errlen, -ENOMEM, "out of memory");
         }
         y->is_null = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
                      (!n || !strcmp(v, "~") || !strcasecmp(v, "null"));
@@ -114,11 +102,11 @@ static int yaml_load(const char *text, size_t len, struct ynode **out, char *err
     int rc = 0, docs = 0, done = 0;
 
     if (!yaml_parser_initialize(&p))
-        return fail(err, errlen, -ENOMEM, "out of memory");
+        return errf(err, errlen, -ENOMEM, "out of memory");
     yaml_parser_set_input_string(&p, (const unsigned char *)(text ? text : ""), text ? len : 0);
     while (!done && !rc) {
         if (!yaml_parser_parse(&p, &ev)) {
-            rc = fail(err, errlen, -EINVAL, "invalid YAML at line %zu: %s", p.problem_mark.line + 1,
+            rc = errf(err, errlen, -EINVAL, "invalid YAML at line %zu: %s", p.problem_mark.line + 1,
                       p.problem ? p.problem : "syntax error");
             break;
         }
@@ -129,17 +117,17 @@ static int yaml_load(const char *text, size_t len, struct ynode **out, char *err
             break;
         case YAML_DOCUMENT_START_EVENT:
             if (++docs > 1)
-                rc = fail(err, errlen, -EINVAL, "multiple YAML documents are not allowed");
+                rc = errf(err, errlen, -EINVAL, "multiple YAML documents are not allowed");
             break;
         case YAML_ALIAS_EVENT:
-            rc = fail(err, errlen, -EINVAL, "YAML aliases are not allowed (line %zu)",
+            rc = errf(err, errlen, -EINVAL, "YAML aliases are not allowed (line %zu)",
                       ev.start_mark.line + 1);
             break;
         case YAML_SCALAR_EVENT:
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:
             if (++count > KCFG_MAX_NODES) {
-                rc = fail(err, errlen, -EINVAL, "YAML has more than %d nodes", KCFG_MAX_NODES);
+                rc = errf(err, errlen, -EINVAL, "YAML has more than %d nodes", KCFG_MAX_NODES);
                 break;
             }
             if ((rc = ynode_new(&ev, &y, err, errlen)))
@@ -149,17 +137,17 @@ static int yaml_load(const char *text, size_t len, struct ynode **out, char *err
             } else if (stack[depth - 1]->type == Y_MAP && stack[depth - 1]->n % 2 == 0 &&
                        y->type != Y_SCALAR) {
                 ynode_free(y);
-                rc = fail(err, errlen, -EINVAL, "YAML mapping keys must be strings (line %zu)",
+                rc = errf(err, errlen, -EINVAL, "YAML mapping keys must be strings (line %zu)",
                           ev.start_mark.line + 1);
                 break;
             } else if (ynode_add(stack[depth - 1], y) < 0) {
                 ynode_free(y);
-                rc = fail(err, errlen, -ENOMEM, "out of memory");
+                rc = errf(err, errlen, -ENOMEM, "out of memory");
                 break;
             }
             if (y->type != Y_SCALAR) {
                 if (depth == KCFG_MAX_DEPTH)
-                    rc = fail(err, errlen, -EINVAL, "YAML nested deeper than %d levels",
+                    rc = errf(err, errlen, -EINVAL, "YAML nested deeper than %d levels",
                               KCFG_MAX_DEPTH);
                 else
                     stack[depth++] = y;
@@ -176,9 +164,9 @@ static int yaml_load(const char *text, size_t len, struct ynode **out, char *err
     }
     yaml_parser_delete(&p);
     if (!rc && (!root || root->is_null))
-        rc = fail(err, errlen, -EINVAL, "kubeconfig is empty");
+        rc = errf(err, errlen, -EINVAL, "kubeconfig is empty");
     if (!rc && root->type != Y_MAP)
-        rc = fail(err, errlen, -EINVAL, "kubeconfig must be a YAML mapping");
+        rc = errf(err, errlen, -EINVAL, "kubeconfig must be a YAML mapping");
     if (rc)
         ynode_free(root);
     else
@@ -325,7 +313,7 @@ static int find_named(struct pctx *pc, const struct ynode *root, const char *lis
         hit_i = i;
     }
     if (!hit)
-        return fail(pc->err, pc->errlen, -EINVAL, "%s \"%.100s\" not found", noun, name);
+        return errf(pc->err, pc->errlen, -EINVAL, "%s \"%.100s\" not found", noun, name);
     snprintf(path, pathlen, "%s[%zu]", list, hit_i);
     if ((rc = get(pc, hit, path, noun, Y_MAP, out)))
         return rc;
@@ -530,7 +518,7 @@ static int get_pem(struct pctx *pc, const struct ynode *m, const char *path, con
     } else if (file) {
         used = key;
         if (!(full = fio_join(pc->base, file)))
-            return fail(pc->err, pc->errlen, -ENOMEM, "out of memory");
+            return errf(pc->err, pc->errlen, -ENOMEM, "out of memory");
         rc = fio_read_file(full, KCFG_MAX_BYTES, out, outlen);
         if (rc && rc != -ENOMEM)
             ferr(pc, path, key, "open %.200s: %s", full, strerror(-rc));
@@ -539,7 +527,7 @@ static int get_pem(struct pctx *pc, const struct ynode *m, const char *path, con
         return 0;
     }
     if (rc == -ENOMEM)
-        return fail(pc->err, pc->errlen, rc, "out of memory");
+        return errf(pc->err, pc->errlen, rc, "out of memory");
     if (rc)
         return rc;
     if (!pem_ok(*out, *outlen, want_key))
@@ -651,7 +639,7 @@ void kcfg_free(struct kcfg *cfg)
 static int dup_to(struct pctx *pc, char **dst, const char *s)
 {
     if (!(*dst = strdup(s)))
-        return fail(pc->err, pc->errlen, -ENOMEM, "out of memory");
+        return errf(pc->err, pc->errlen, -ENOMEM, "out of memory");
     return 0;
 }
 
@@ -733,7 +721,7 @@ static int parse_user(struct pctx *pc, const struct ynode *u, const char *path, 
         if (!(pc->flags & KCFG_TRUSTED))
             return refuse(pc, path, "tokenFile", "token files are not allowed");
         if (!(cfg->token_file = fio_join(pc->base, s)))
-            return fail(pc->err, pc->errlen, -ENOMEM, "out of memory");
+            return errf(pc->err, pc->errlen, -ENOMEM, "out of memory");
         if ((rc = token_refresh(cfg)))
             return ferr(pc, path, "tokenFile", "%.200s: %s", cfg->token_file, token_error(rc));
     }
@@ -760,21 +748,21 @@ int kcfg_parse(const char *yaml, size_t len, const char *context, int flags, con
     if (err && errlen)
         err[0] = '\0';
     if (len > KCFG_MAX_BYTES)
-        return fail(err, errlen, -EFBIG, "kubeconfig is larger than %d bytes", KCFG_MAX_BYTES);
+        return errf(err, errlen, -EFBIG, "kubeconfig is larger than %d bytes", KCFG_MAX_BYTES);
     if ((rc = yaml_load(yaml, len, &root, err, errlen)))
         return rc;
     if (!context || !*context) {
         if ((rc = get_str(&pc, root, "", "current-context", &context)))
             goto out;
         if (!context) {
-            rc = fail(err, errlen, -EINVAL, "current-context is not set");
+            rc = errf(err, errlen, -EINVAL, "current-context is not set");
             goto out;
         }
     }
     if ((rc = find_named(&pc, root, "contexts", "context", context, &ctx, xpath, sizeof(xpath))))
         goto out;
     if (!(cfg = kcfg_new())) {
-        rc = fail(err, errlen, -ENOMEM, "out of memory");
+        rc = errf(err, errlen, -ENOMEM, "out of memory");
         goto out;
     }
     if ((rc = dup_to(&pc, &cfg->context, context)))
@@ -818,12 +806,12 @@ int kcfg_load_file(const char *path, const char *context, int flags, struct kcfg
     *out = NULL;
     rc = fio_read_file(path, KCFG_MAX_BYTES, &data, &len);
     if (rc == -EFBIG)
-        return fail(err, errlen, rc, "%s: kubeconfig is larger than %d bytes", path,
+        return errf(err, errlen, rc, "%s: kubeconfig is larger than %d bytes", path,
                     KCFG_MAX_BYTES);
     if (rc)
-        return fail(err, errlen, rc, "open %s: %s", path, strerror(-rc));
+        return errf(err, errlen, rc, "open %s: %s", path, strerror(-rc));
     if (!(dir = strdup(path))) {
-        rc = fail(err, errlen, -ENOMEM, "out of memory");
+        rc = errf(err, errlen, -ENOMEM, "out of memory");
         goto out;
     }
     rc = kcfg_parse(data, len, context, flags, dirname(dir), out, err, errlen);
@@ -843,19 +831,19 @@ int kcfg_in_cluster(const char *sa_dir, struct kcfg **out, char *err, size_t err
 
     *out = NULL;
     if (!host || !*host || !port || !*port)
-        return fail(err, errlen, -EINVAL,
+        return errf(err, errlen, -EINVAL,
                     "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and "
                     "KUBERNETES_SERVICE_PORT must be defined");
     v6 = strchr(host, ':') != NULL;
     if (!(v6 ? valid_ip(host, strlen(host), AF_INET6)
              : valid_dns(host, strlen(host)) || valid_ip(host, strlen(host), AF_INET)) ||
         !valid_port(port, strlen(port)))
-        return fail(err, errlen, -EINVAL,
+        return errf(err, errlen, -EINVAL,
                     "invalid KUBERNETES_SERVICE_HOST or KUBERNETES_SERVICE_PORT");
     if (!sa_dir)
         sa_dir = DEFAULT_SA_DIR;
     if (!(cfg = kcfg_new()))
-        return fail(err, errlen, -ENOMEM, "out of memory");
+        return errf(err, errlen, -ENOMEM, "out of memory");
     if (asprintf(&path, v6 ? "https://[%s]:%s" : "https://%s:%s", host, port) < 0) {
         path = NULL; /* undefined after a failed asprintf */
         goto out;
@@ -865,15 +853,15 @@ int kcfg_in_cluster(const char *sa_dir, struct kcfg **out, char *err, size_t err
         goto out;
     if ((rc = fio_read_file(path, KCFG_MAX_BYTES, &cfg->ca_pem, &cfg->ca_len))) {
         if (rc != -ENOMEM)
-            fail(err, errlen, rc, "open %s: %s", path, strerror(-rc));
+            errf(err, errlen, rc, "open %s: %s", path, strerror(-rc));
         goto out;
     }
     if (!pem_ok(cfg->ca_pem, cfg->ca_len, 0)) {
-        rc = fail(err, errlen, -EINVAL, "%s: no PEM certificate found", path);
+        rc = errf(err, errlen, -EINVAL, "%s: no PEM certificate found", path);
         goto out;
     }
     if ((rc = token_refresh(cfg))) {
-        fail(err, errlen, rc, "%s: %s", cfg->token_file, token_error(rc));
+        errf(err, errlen, rc, "%s: %s", cfg->token_file, token_error(rc));
         goto out;
     }
     free(path);
@@ -884,7 +872,7 @@ int kcfg_in_cluster(const char *sa_dir, struct kcfg **out, char *err, size_t err
     (void)read_token(path, &cfg->namespace); /* optional */
 out:
     if (rc == -ENOMEM)
-        fail(err, errlen, rc, "out of memory");
+        errf(err, errlen, rc, "out of memory");
     free(path);
     if (rc)
         kcfg_free(cfg);

@@ -1,3 +1,4 @@
+#include "errf.h"
 #include "kube_watch.h"
 
 #include <pthread.h>
@@ -13,18 +14,6 @@
 /* ==== decoder ============================================================== */
 
 static const char *const type_names[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* Rejects nesting deeper than max before the (recursive) parser sees it. */
 static int depth_ok(const char *s, size_t len, int max)
@@ -60,22 +49,22 @@ int kw_decode_line(const char *line, size_t len, int max_depth, struct kw_event 
     if (max_depth <= 0)
         max_depth = KW_DEFAULT_MAX_DEPTH;
     if (!depth_ok(line, len, max_depth)) {
-        set_err(err, errlen, "watch event nested deeper than %d", max_depth);
+        errf(err, errlen, 0, "watch event nested deeper than %d", max_depth);
         goto out;
     }
     root = json_loadb(line, len, 0, &jerr);
     if (!root) {
-        set_err(err, errlen, "watch event is not JSON: %s at column %d", jerr.text, jerr.column);
+        errf(err, errlen, 0, "watch event is not JSON: %s at column %d", jerr.text, jerr.column);
         goto out;
     }
     const char *type = json_string_value(json_object_get(root, "type"));
     json_t *obj = json_object_get(root, "object");
     if (!json_is_object(root) || !type) {
-        set_err(err, errlen, "watch event without a string \"type\"");
+        errf(err, errlen, 0, "watch event without a string \"type\"");
         goto out;
     }
     if (!json_is_object(obj)) {
-        set_err(err, errlen, "watch event %.32s without an \"object\"", type);
+        errf(err, errlen, 0, "watch event %.32s without an \"object\"", type);
         goto out;
     }
     size_t t;
@@ -83,7 +72,7 @@ int kw_decode_line(const char *line, size_t len, int max_depth, struct kw_event 
         if (strcmp(type, type_names[t]) == 0)
             break;
     if (t == sizeof(type_names) / sizeof(type_names[0])) {
-        set_err(err, errlen, "unknown watch event type \"%.32s\"", type);
+        errf(err, errlen, 0, "unknown watch event type \"%.32s\"", type);
         goto out;
     }
     ev->type = (enum kw_event_type)t;
@@ -100,7 +89,7 @@ int kw_decode_line(const char *line, size_t len, int max_depth, struct kw_event 
         if (message)
             ev->message = message;
     } else if (!json_is_object(json_object_get(obj, "metadata"))) {
-        set_err(err, errlen, "watch event %s: object without metadata", type);
+        errf(err, errlen, 0, "watch event %s: object without metadata", type);
         goto out;
     }
     *out = root;
@@ -166,12 +155,12 @@ int kw_decoder_feed(struct kw_decoder *d, const char *data, size_t len, kw_event
         const char *nl = memchr(data, '\n', len);
         size_t seg = nl ? (size_t)(nl - data) : len;
         if (d->line.len + seg > d->max_line) {
-            set_err(d->err, sizeof(d->err), "watch event longer than %zu bytes", d->max_line);
+            errf(d->err, sizeof(d->err), 0, "watch event longer than %zu bytes", d->max_line);
             return fail(d, KW_ERR_TOOBIG);
         }
         if (!nl) {
             if (buf_append(&d->line, data, seg) != 0) {
-                set_err(d->err, sizeof(d->err), "out of memory buffering a watch event");
+                errf(d->err, sizeof(d->err), 0, "out of memory buffering a watch event");
                 return fail(d, KW_ERR_NOMEM);
             }
             return 0;
@@ -181,7 +170,7 @@ int kw_decoder_feed(struct kw_decoder *d, const char *data, size_t len, kw_event
             rc = emit_line(d, data, seg, cb, ud); /* whole line in this chunk: no copy */
         } else {
             if (buf_append(&d->line, data, seg) != 0) {
-                set_err(d->err, sizeof(d->err), "out of memory buffering a watch event");
+                errf(d->err, sizeof(d->err), 0, "out of memory buffering a watch event");
                 return fail(d, KW_ERR_NOMEM);
             }
             rc = emit_line(d, d->line.data, d->line.len, cb, ud);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "errf.h"
 #include "fileio.h"
 #include "jsonx.h"
 #include "kube_config.h"
@@ -36,19 +37,6 @@ static const struct kc_resource MUTATING = {"admissionregistration.k8s.io", "v1"
                                             "mutatingwebhookconfigurations", 0};
 static const struct kc_resource VALIDATING = {"admissionregistration.k8s.io", "v1",
                                               "validatingwebhookconfigurations", 0};
-
-static int failf(char *err, size_t errlen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int failf(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
 
 /* ---- settings ---------------------------------------------------------------- */
 
@@ -275,7 +263,7 @@ static int issue_cert(const struct wh_certmgr_opts *o, const struct settings *s,
     /* the first CA of the bundle is the one whose key we hold */
     char *ca_first[1] = {NULL};
     if (split_bundle(m->ca_crt, ca_first, 1) != 1)
-        return failf(err, errlen, -EINVAL, "no CA certificate to sign with");
+        return errf(err, errlen, -EINVAL, "no CA certificate to sign with");
     char *crt = NULL, *key = NULL;
     int rc = tls_gen_cert(ca_first[0], m->ca_key, &co, &crt, &key, err, errlen);
     free(ca_first[0]);
@@ -309,7 +297,7 @@ static int renew(const struct wh_certmgr_opts *o, const struct settings *s, stru
         free(crt);
         if (!bundle || replace(&m->ca_crt, bundle) || replace(&m->ca_key, key)) {
             free(key);
-            rc = failf(err, errlen, -ENOMEM, "out of memory");
+            rc = errf(err, errlen, -ENOMEM, "out of memory");
             goto out;
         }
         if (!ca_ok) { /* nothing signed by the old CA can stay */
@@ -323,7 +311,7 @@ static int renew(const struct wh_certmgr_opts *o, const struct settings *s, stru
     } else if (ncas > 1 && seconds_left(cas[1], s->now) <= 0) {
         char *one = strdup(cas[0]); /* the previous CA expired: drop it */
         if (replace(&m->ca_crt, one)) {
-            rc = failf(err, errlen, -ENOMEM, "out of memory");
+            rc = errf(err, errlen, -ENOMEM, "out of memory");
             goto out;
         }
         changed = 1;
@@ -401,7 +389,7 @@ static int write_secret(struct kc_client *c, const struct wh_certmgr_opts *o, js
         (!existing && jx_set_new_str(obj, "metadata.labels[app.kubernetes.io/managed-by]",
                                      "mkueue-webhook") != 0) ||
         set_data(obj, m) != 0) {
-        rc = failf(err, errlen, -ENOMEM, "out of memory");
+        rc = errf(err, errlen, -ENOMEM, "out of memory");
         goto out;
     }
     if (existing)
@@ -412,8 +400,8 @@ static int write_secret(struct kc_client *c, const struct wh_certmgr_opts *o, js
         if (kc_is_already_exists(&st) || kc_is_conflict(&st))
             rc = 1;
         else
-            rc = failf(err, errlen, rc, "%s secret %s/%s: %s", existing ? "update" : "create",
-                       o->namespace, o->secret_name, st.message);
+            rc = errf(err, errlen, rc, "%s secret %s/%s: %s", existing ? "update" : "create",
+                      o->namespace, o->secret_name, st.message);
     }
 out:
     json_decref(obj);
@@ -441,13 +429,13 @@ static int patch_config(struct kc_client *c, const struct kc_resource *r, const 
             goto out;
         }
         if (rc != 0) {
-            rc = failf(err, errlen, rc, "get %s %s: %s", r->resource, name, st.message);
+            rc = errf(err, errlen, rc, "get %s %s: %s", r->resource, name, st.message);
             goto out;
         }
         json_t *hooks = jx_get(cfg, "webhooks");
         const char *rv = jx_str(cfg, "metadata.resourceVersion");
         if (!(p = jp_new(cfg))) {
-            rc = failf(err, errlen, -ENOMEM, "out of memory");
+            rc = errf(err, errlen, -ENOMEM, "out of memory");
             goto out;
         }
         for (size_t i = 0; i < json_array_size(hooks); i++) {
@@ -457,8 +445,8 @@ static int patch_config(struct kc_client *c, const struct kc_resource *r, const 
             char idx[24];
             snprintf(idx, sizeof(idx), "%zu", i);
             if (jp_set(p, json_string(bundle_b64), "webhooks", idx, "clientConfig", "caBundle")) {
-                rc = failf(err, errlen, -EINVAL, "%s %s: webhooks[%zu] has no clientConfig",
-                           r->resource, name, i);
+                rc = errf(err, errlen, -EINVAL, "%s %s: webhooks[%zu] has no clientConfig",
+                          r->resource, name, i);
                 goto out;
             }
         }
@@ -469,7 +457,7 @@ static int patch_config(struct kc_client *c, const struct kc_resource *r, const 
         json_t *test = json_pack("{s:s, s:s, s:s}", "op", "test", "path",
                                  "/metadata/resourceVersion", "value", rv ? rv : "");
         if (!ops || !test || json_array_insert_new(ops, 0, test) != 0) {
-            rc = failf(err, errlen, -ENOMEM, "out of memory");
+            rc = errf(err, errlen, -ENOMEM, "out of memory");
             goto out;
         }
         rc = kc_patch(c, r, NULL, name, NULL, KC_PATCH_JSON, ops, NULL, NULL, &st);
@@ -480,11 +468,11 @@ static int patch_config(struct kc_client *c, const struct kc_resource *r, const 
         }
         /* a failed test is a 409 or 422 depending on the server version */
         if (!(st.http == 409 || st.http == 422)) {
-            rc = failf(err, errlen, rc, "patch %s %s: %s", r->resource, name, st.message);
+            rc = errf(err, errlen, rc, "patch %s %s: %s", r->resource, name, st.message);
             goto out;
         }
     }
-    rc = failf(err, errlen, -EAGAIN, "patch %s %s: kept changing", r->resource, name);
+    rc = errf(err, errlen, -EAGAIN, "patch %s %s: kept changing", r->resource, name);
 out:
     json_decref(cfg);
     json_decref(ops);
@@ -502,7 +490,7 @@ static int sync_file(const char *dir, const char *name, const char *content, mod
     char path[PATH_MAX], tmp[PATH_MAX];
     if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
         (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= sizeof(tmp))
-        return failf(err, errlen, -ENAMETOOLONG, "cert dir path too long");
+        return errf(err, errlen, -ENAMETOOLONG, "cert dir path too long");
     char *cur = NULL;
     size_t len = strlen(content);
     if (fio_read_file(path, TLS_MAX_PEM_BYTES, &cur, NULL) == 0 && strcmp(cur, content) == 0) {
@@ -512,7 +500,7 @@ static int sync_file(const char *dir, const char *name, const char *content, mod
     free(cur);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0)
-        return failf(err, errlen, -errno, "open %s: %s", tmp, strerror(errno));
+        return errf(err, errlen, -errno, "open %s: %s", tmp, strerror(errno));
     size_t off = 0;
     while (off < len) {
         ssize_t w = write(fd, content + off, len - off);
@@ -522,14 +510,14 @@ static int sync_file(const char *dir, const char *name, const char *content, mod
             int e = errno;
             close(fd);
             unlink(tmp);
-            return failf(err, errlen, -e, "write %s: %s", tmp, strerror(e));
+            return errf(err, errlen, -e, "write %s: %s", tmp, strerror(e));
         }
         off += (size_t)w;
     }
     if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
-        return failf(err, errlen, -e, "write %s: %s", path, strerror(e));
+        return errf(err, errlen, -e, "write %s: %s", path, strerror(e));
     }
     return 1;
 }
@@ -539,14 +527,14 @@ static int make_dirs(const char *dir, char *err, size_t errlen)
 {
     char path[PATH_MAX];
     if ((size_t)snprintf(path, sizeof(path), "%s", dir) >= sizeof(path))
-        return failf(err, errlen, -ENAMETOOLONG, "cert dir path too long");
+        return errf(err, errlen, -ENAMETOOLONG, "cert dir path too long");
     for (char *p = path + 1;; p++) {
         if (*p != '/' && *p != '\0')
             continue;
         char c = *p;
         *p = '\0';
         if (mkdir(path, 0700) != 0 && errno != EEXIST)
-            return failf(err, errlen, -errno, "mkdir %s: %s", path, strerror(errno));
+            return errf(err, errlen, -errno, "mkdir %s: %s", path, strerror(errno));
         *p = c;
         if (c == '\0')
             return 0;
@@ -585,7 +573,7 @@ int wh_certmgr_ensure_ex(struct kc_client *c, const struct wh_certmgr_opts *o,
         rep = &dummy;
     memset(rep, 0, sizeof(*rep));
     if (!c || !o || !o->namespace || !o->secret_name || !o->cert_dir)
-        return failf(err, errlen, -EINVAL, "certmgr: namespace, secret name and cert dir needed");
+        return errf(err, errlen, -EINVAL, "certmgr: namespace, secret name and cert dir needed");
     struct settings s = settings_of(o);
 
     for (int pass = 0; pass < MAX_PASSES; pass++) {
@@ -595,8 +583,8 @@ int wh_certmgr_ensure_ex(struct kc_client *c, const struct wh_certmgr_opts *o,
         material_free(&m);
         rc = kc_get(c, &SECRETS, o->namespace, o->secret_name, &secret, &st);
         if (rc != 0 && !kc_is_not_found(&st)) {
-            rc = failf(err, errlen, rc, "get secret %s/%s: %s", o->namespace, o->secret_name,
-                       st.message);
+            rc = errf(err, errlen, rc, "get secret %s/%s: %s", o->namespace, o->secret_name,
+                      st.message);
             goto out;
         }
         material_read(secret, &m);
@@ -617,7 +605,7 @@ int wh_certmgr_ensure_ex(struct kc_client *c, const struct wh_certmgr_opts *o,
         rc = -EAGAIN;
     }
     if (rc != 0) {
-        rc = failf(err, errlen, rc, "secret %s/%s kept changing", o->namespace, o->secret_name);
+        rc = errf(err, errlen, rc, "secret %s/%s kept changing", o->namespace, o->secret_name);
         goto out;
     }
 
@@ -629,7 +617,7 @@ int wh_certmgr_ensure_ex(struct kc_client *c, const struct wh_certmgr_opts *o,
         LOG_I(LOGGER, "certificate files written", "dir", o->cert_dir);
 
     if (!(b64 = b64_encode(m.ca_crt))) {
-        rc = failf(err, errlen, -ENOMEM, "out of memory");
+        rc = errf(err, errlen, -ENOMEM, "out of memory");
         goto out;
     }
     rc = 0;
@@ -699,13 +687,13 @@ struct wh_certmgr *wh_certmgr_start(struct kc_client *c, const struct wh_certmgr
                                     void (*on_change)(void *ud), void *ud, char *err, size_t errlen)
 {
     if (!c || !o) {
-        failf(err, errlen, -EINVAL, "certmgr: client and options needed");
+        errf(err, errlen, -EINVAL, "certmgr: client and options needed");
         return NULL;
     }
     struct wh_certmgr *m = calloc(1, sizeof(*m));
     pthread_condattr_t ca;
     if (!m) {
-        failf(err, errlen, -ENOMEM, "out of memory");
+        errf(err, errlen, -ENOMEM, "out of memory");
         return NULL;
     }
     m->c = c;
@@ -719,7 +707,7 @@ struct wh_certmgr *wh_certmgr_start(struct kc_client *c, const struct wh_certmgr
     pthread_condattr_destroy(&ca);
     int e = pthread_create(&m->thread, NULL, run, m);
     if (e != 0) {
-        failf(err, errlen, -e, "certmgr thread: %s", strerror(e));
+        errf(err, errlen, -e, "certmgr thread: %s", strerror(e));
         pthread_cond_destroy(&m->cond);
         pthread_mutex_destroy(&m->lock);
         free(m);
@@ -788,11 +776,11 @@ int wh_certmgr_flag(struct wh_certmgr_opts *o, const char **sans, const char *na
         long n = 0;
         if (flags[i].is_int == 0) {
             if (!value || !*value)
-                return failf(err, errlen, -1, "%s: a name is required", name);
+                return errf(err, errlen, -1, "%s: a name is required", name);
             memcpy(field, &value, sizeof(value));
         } else if (parse_long(value, flags[i].min, flags[i].max, &n) != 0) {
-            return failf(err, errlen, -1, "%s: expected an integer from %ld to %ld, not \"%s\"",
-                         name, flags[i].min, flags[i].max, value ? value : "");
+            return errf(err, errlen, -1, "%s: expected an integer from %ld to %ld, not \"%s\"",
+                        name, flags[i].min, flags[i].max, value ? value : "");
         } else if (flags[i].is_int == 1) {
             int v = (int)n;
             memcpy(field, &v, sizeof(v));
