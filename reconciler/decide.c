@@ -427,8 +427,11 @@ void rc_decide(const struct rc_obs *o, struct rc_plan *p)
             return;
         }
         snprintf(p->step, sizeof(p->step), "remote-finished");
-        if (o->remotes[r].job)
-            add(p, RC_ACT_SYNC_JOB_STATUS, r);
+        /* the final sync reads the job from the worker, not the cache: its
+         * watch may lag behind the Workload's */
+        struct rc_act *fin = o->remotes[r].job ? add(p, RC_ACT_SYNC_JOB_STATUS, r) : NULL;
+        if (fin)
+            fin->value = 1;
         json_t *conds = rc_conds_with(jx_get(wl, "status.conditions"), "Finished", "True",
                                       reason ? reason : "Succeeded", msg ? msg : "", o->now);
         add_status(p, conds ? json_pack("{s:o}", "conditions", conds) : NULL);

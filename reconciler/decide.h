@@ -55,7 +55,7 @@ enum rc_act_type {
     RC_ACT_REMOVE_REMOTE, /* delete remote job (Background) then remote Workload */
     RC_ACT_CREATE_REMOTE_WL,
     RC_ACT_CREATE_REMOTE_JOB,
-    RC_ACT_SYNC_JOB_STATUS,   /* remote job status -> local job status */
+    RC_ACT_SYNC_JOB_STATUS,   /* remote job status -> local job status (value 1: read fresh) */
     RC_ACT_REMOTE_PRIORITY,   /* update the remote Workload's priority in place */
     RC_ACT_DEACTIVATE_REMOTE, /* DeactivationTarget on the remote Workload (message) */
     RC_ACT_REMOVE_FINALIZER,  /* our finalizer off the manager Workload */

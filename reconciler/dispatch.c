@@ -419,14 +419,30 @@ static int create_remote_job(struct rc_ctx *x, struct held *h, int i, json_t *cu
     return rc;
 }
 
-static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *key, int *deferred)
+static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *key, int fresh,
+                           int *deferred)
 {
     struct rc_remote *r = &h->remotes[i];
     *deferred = 0;
     if (!r->job || !h->obs.job || !h->obs.kind)
         return 0;
+    json_t *remote = json_incref(r->job);
+    if (fresh) {
+        struct kc_resource res = mk_kind_resource(h->obs.kind);
+        struct kc_status st;
+        json_t *live = NULL;
+        if (kc_get(mkcs_conn_client(h->conns[i]), &res, jx_str(r->job, "metadata.namespace"),
+                   jx_str(r->job, "metadata.name"), &live, &st) < 0) {
+            json_decref(remote);
+            remote_failed(x, r->cluster, "get job", jx_str(r->job, "metadata.name"), &st);
+            return -1;
+        }
+        json_decref(remote);
+        remote = live;
+    }
     json_t *patch =
-        rc_job_status_patch(h->obs.kind, h->obs.job, r->job, h->obs.managed_by_honoured, deferred);
+        rc_job_status_patch(h->obs.kind, h->obs.job, remote, h->obs.managed_by_honoured, deferred);
+    json_decref(remote);
     if (!patch)
         return 0;
     struct kc_resource res = mk_kind_resource(h->obs.kind);
@@ -580,7 +596,7 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             rc = create_remote_job(x, h, a->cluster, cur);
             break;
         case RC_ACT_SYNC_JOB_STATUS:
-            rc = sync_job_status(x, h, a->cluster, key, &deferred);
+            rc = sync_job_status(x, h, a->cluster, key, a->value, &deferred);
             if (rc == 0 && deferred && (*requeue_ms < 0 || *requeue_ms > 2000))
                 *requeue_ms = 2000;
             break;

@@ -120,16 +120,26 @@ static void assume(struct rc_ctx *x, const char *key, const json_t *written)
     free(old);
 }
 
+/* One Workload of the queue: what the plan needs, extracted while its full
+ * tree is at hand, and the cache's compact form for the writes. */
+struct entry {
+    struct rc_gate_item item;
+    json_t *packed;
+    char *key, *created;
+    char *current; /* "status|reason|message" of QuotaReserved now */
+};
+
 struct collect {
     struct rc_ctx *x;
     const char *cq;
-    json_t *wls;  /* the Workloads of this queue */
-    json_t *keys; /* their keys */
+    struct entry *v;
+    size_t n, alloc;
+    int oom;
 };
 
-static int collect_full(struct collect *c, const char *key, json_t *wl)
+static int collect_full(struct collect *c, const char *key, json_t *packed, json_t *wl)
 {
-    char cq[254], check[254];
+    char cq[254], check[254], err[256];
     if (!wl || rc_wl_finished(wl) || !jx_bool(wl, "spec.active", 1))
         return 0;
     if (rc_mk_check_of(c->x, wl, check, sizeof(check)) < 0)
@@ -139,8 +149,47 @@ static int collect_full(struct collect *c, const char *key, json_t *wl)
         return 0;
     if (rc_cq_of(c->x, wl, cq, sizeof(cq)) < 0 || strcmp(cq, c->cq) != 0)
         return 0;
-    json_array_append(c->wls, wl);
-    json_array_append_new(c->keys, json_string(key));
+    if (c->n == c->alloc) {
+        size_t na = c->alloc ? c->alloc * 2 : 64;
+        struct entry *nv = realloc(c->v, na * sizeof(*nv));
+        if (!nv) {
+            c->oom = 1;
+            return 1;
+        }
+        c->v = nv;
+        c->alloc = na;
+    }
+    struct entry *e = &c->v[c->n];
+    memset(e, 0, sizeof(*e));
+    json_t *qr = rc_cond_find(wl, "QuotaReserved");
+    const char *created = jx_str(wl, "metadata.creationTimestamp");
+    e->key = strdup(key);
+    e->created = strdup(created ? created : "");
+    if (asprintf(&e->current, "%s|%s|%s", jx_str(qr, "status") ? jx_str(qr, "status") : "",
+                 jx_str(qr, "reason") ? jx_str(qr, "reason") : "",
+                 jx_str(qr, "message") ? jx_str(qr, "message") : "") < 0)
+        e->current = NULL;
+    if (!e->key || !e->created || !e->current) {
+        free(e->key);
+        free(e->created);
+        free(e->current);
+        c->oom = 1;
+        return 1;
+    }
+    e->packed = json_incref(packed);
+    struct rc_gate_item *it = &e->item;
+    it->key = e->key;
+    it->created = e->created;
+    it->priority = jx_int(wl, "spec.priority", 0);
+    it->reserved = reserved_now(c->x, key, wl);
+    if (rc_workload_requests(wl, &it->req, err, sizeof(err)) < 0) {
+        LOG_W(LG, "workload requests unreadable", "workload", key, "error", err);
+        it->reserved = 0;
+        memset(&it->req, 0, sizeof(it->req));
+        if (rc_res_slot(&it->req, "invalid-requests"))
+            it->req.milli[0] = 1; /* never fits: NoMatchingFlavor */
+    }
+    c->n++;
     return 0;
 }
 
@@ -150,7 +199,7 @@ static int collect_one(const char *key, json_t *packed, void *ud)
     if (rc_wl_deleting(packed))
         return 0;
     json_t *wl = rc_unwrap(packed);
-    int rc = collect_full(c, key, wl);
+    int rc = collect_full(c, key, packed, wl);
     json_decref(wl);
     return rc;
 }
@@ -175,10 +224,10 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
 {
     long long t0 = rc_mono_ms();
     json_t *cqo = kcache_get(x->clusterqueues, cq);
-    struct collect c = {x, cq, json_array(), json_array()};
+    struct collect c = {x, cq, NULL, 0, 0, 0};
     struct rc_gate_item *items = NULL;
     int rc = 0;
-    if (!cqo || !c.wls || !c.keys)
+    if (!cqo)
         goto out;
     struct rc_res nominal;
     char err[256];
@@ -188,39 +237,34 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
     }
     const char *strategy = jx_str(cqo, "spec.queueingStrategy");
     int strict = strategy && strcmp(strategy, "StrictFIFO") == 0;
+    /* only the extracted fields are kept: the full trees of a big queue
+     * would cost ten times its text */
     kcache_foreach(x->workloads, NULL, collect_one, &c);
-    size_t n = json_array_size(c.wls);
+    if (c.oom) {
+        rc = -1;
+        goto out;
+    }
+    size_t n = c.n;
     items = calloc(n ? n : 1, sizeof(*items));
     if (!items) {
         rc = -1;
         goto out;
     }
-    for (size_t i = 0; i < n; i++) {
-        json_t *wl = json_array_get(c.wls, i);
-        struct rc_gate_item *it = &items[i];
-        it->key = json_string_value(json_array_get(c.keys, i));
-        it->priority = jx_int(wl, "spec.priority", 0);
-        it->created = jx_str(wl, "metadata.creationTimestamp");
-        it->reserved = reserved_now(x, it->key, wl);
-        if (rc_workload_requests(wl, &it->req, err, sizeof(err)) < 0) {
-            LOG_W(LG, "workload requests unreadable", "workload", it->key, "error", err);
-            it->reserved = 0;
-            memset(&it->req, 0, sizeof(it->req));
-            if (rc_res_slot(&it->req, "invalid-requests"))
-                it->req.milli[0] = 1; /* never fits: NoMatchingFlavor */
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        items[i] = c.v[i].item;
     rc_gate_plan(cq, &nominal, strict, items, n);
     char now[32];
     rc_now_rfc3339(now);
     for (size_t i = 0; i < n; i++) {
-        json_t *wl = json_array_get(c.wls, i);
         struct rc_gate_item *it = &items[i];
+        json_t *wl = NULL;
         if (it->decision == RC_GATE_RESERVE) {
             json_t *out = NULL;
-            json_t *patch = rc_reserve_patch(wl, cq, &nominal, now);
+            wl = rc_unwrap(c.v[i].packed);
+            json_t *patch = wl ? rc_reserve_patch(wl, cq, &nominal, now) : NULL;
             if (!patch || write_status(x, wl, patch, &out) < 0) {
                 rc = -1;
+                json_decref(wl);
                 continue;
             }
             assume(x, it->key, out);
@@ -233,24 +277,30 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
             json_decref(out);
             rc_enqueue(x, 'w', it->key);
         } else if (it->decision == RC_GATE_WAIT) {
-            json_t *cur = rc_cond_find(wl, "QuotaReserved");
-            const char *s = jx_str(cur, "status"), *r = jx_str(cur, "reason"),
-                       *m = jx_str(cur, "message");
-            if (s && r && m && !strcmp(s, "False") && !strcmp(r, it->reason) &&
-                !strcmp(m, it->message))
-                continue;
-            json_t *conds = rc_conds_with(jx_get(wl, "status.conditions"), "QuotaReserved", "False",
-                                          it->reason, it->message, now);
+            char want[700];
+            snprintf(want, sizeof(want), "False|%s|%s", it->reason, it->message);
+            if (strcmp(want, c.v[i].current) == 0)
+                continue; /* already says so */
+            wl = rc_unwrap(c.v[i].packed);
+            json_t *conds = wl ? rc_conds_with(jx_get(wl, "status.conditions"), "QuotaReserved",
+                                               "False", it->reason, it->message, now)
+                               : NULL;
             json_t *patch = conds ? json_pack("{s:o}", "conditions", conds) : NULL;
             if (!patch || write_status(x, wl, patch, NULL) < 0)
                 rc = -1;
         }
+        json_decref(wl);
     }
 out:
     __atomic_store_n(&x->gate_last_ms, (long)(rc_mono_ms() - t0), __ATOMIC_RELAXED);
+    for (size_t i = 0; i < c.n; i++) {
+        json_decref(c.v[i].packed);
+        free(c.v[i].key);
+        free(c.v[i].created);
+        free(c.v[i].current);
+    }
+    free(c.v);
     free(items);
-    json_decref(c.wls);
-    json_decref(c.keys);
     json_decref(cqo);
     return rc;
 }

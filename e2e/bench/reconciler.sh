@@ -6,7 +6,9 @@
 #   each beside a floor measured in the same run: the same API calls made
 #   directly by the bench tool (see e2e/bench/rc_bench.c);
 #   - reconciler RSS with about 1,000 and BENCH_TRACKED (10,000) tracked jobs
-#     (the extra ones wait for quota in a ClusterQueue without any).
+#     (the extra ones wait for quota in a ClusterQueue without any), in the
+#     steady state (queue drained, after a malloc_trim), with malloc's own
+#     count (heap in use) and the peak RSS beside it.
 # Uses its own state folder and ports unless MKUEUE_E2E_DIR etc. are set;
 # brings the bed up and down (BENCH_KEEP_BED=1 keeps it).
 set -euo pipefail
@@ -81,7 +83,15 @@ for _ in $(seq 100); do curl -sf "127.0.0.1:$MPORT/readyz" >/dev/null && break; 
 sleep 1
 
 rss() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$rcpid/status"; }
+peak() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$rcpid/status"; }
+depth() { curl -sf "127.0.0.1:$MPORT/metrics" | awk '/^mkueue_workqueue_depth / { print $2 }'; }
+# steady state: the queue drained, then one periodic malloc_trim (every 30 s)
+settle() {
+    for _ in $(seq 300); do [ "$(depth)" = 0 ] && break; sleep 1; done
+    sleep 32
+}
 tracked() { curl -sf "127.0.0.1:$MPORT/metrics" | awk '/^mkueue_tracked_workloads / { print $2 }'; }
+heap() { curl -sf "127.0.0.1:$MPORT/metrics" | awk '/^mkueue_heap_inuse_bytes / { printf "%.1f", $2 / 1048576 }'; }
 
 echo "# mkueue-reconciler benchmark ($(nproc) cores; N=$N at $RATE/s, M=$M with $THREADS threads)"
 echo "rss_idle_mib $(rss)"
@@ -89,8 +99,10 @@ log "latency: $N jobs at $RATE/s"
 "$BENCH" --dir "$MKUEUE_E2E_DIR" --ns bench latency "$N" "$RATE"
 log "throughput: $M jobs"
 "$BENCH" --dir "$MKUEUE_E2E_DIR" --ns bench throughput "$M" "$THREADS"
+settle
 echo "tracked_workloads $(tracked)"
 echo "rss_mib_at_about_1000_tracked $(rss)"
+echo "heap_inuse_mib_at_about_1000_tracked $(heap)"
 extra=$((TRACKED - $(tracked)))
 if [ "$extra" -gt 0 ]; then
     log "creating $extra more jobs that wait for quota"
@@ -99,7 +111,9 @@ if [ "$extra" -gt 0 ]; then
         [ "$(tracked)" -ge "$TRACKED" ] && break
         sleep 1
     done
-    sleep 5
+    settle
 fi
 echo "tracked_workloads $(tracked)"
 echo "rss_mib_at_${TRACKED}_tracked $(rss)"
+echo "heap_inuse_mib_at_${TRACKED}_tracked $(heap)"
+echo "rss_peak_mib $(peak)"

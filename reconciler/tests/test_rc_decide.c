@@ -250,6 +250,7 @@ static void test_steady_state_syncs_only(void **state)
     decide(&f);
     assert_int_equal(f.plan.n, 1);
     assert_int_equal(f.plan.acts[0].type, RC_ACT_SYNC_JOB_STATUS);
+    assert_int_equal(f.plan.acts[0].value, 0);  /* from the cache */
     assert_int_equal(f.plan.requeue_ms, 20000); /* min(workerLostTimeout, resync) */
     teardown_obs(&f);
 }
@@ -362,6 +363,7 @@ static void test_remote_finished(void **state)
     /* final status sync first, then Finished with the remote's words */
     assert_true(index_of(&f.plan, RC_ACT_SYNC_JOB_STATUS, 0) <
                 index_of(&f.plan, RC_ACT_WL_STATUS, 0));
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_SYNC_JOB_STATUS)->value, 1); /* read fresh */
     json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
     json_t *c = rc_cond_find(doc, "Finished");
     assert_string_equal(jx_str(c, "reason"), "Succeeded");
