@@ -111,6 +111,10 @@ good "refused, naming each worker"
 km delete ns not-on-workers --wait=false >/dev/null
 
 step "5. kubectl apply -f e2e/manifests/sample-job.yaml on the manager"
+if km get -f "$HERE/manifests/sample-job.yaml" >/dev/null 2>&1; then
+    say "(removing the job of an earlier run first)"
+    km delete -f "$HERE/manifests/sample-job.yaml" --wait=true >/dev/null
+fi
 show kubectl --context manager apply -f "$HERE/manifests/sample-job.yaml"
 JOB=$(km apply -f "$HERE/manifests/sample-job.yaml" --dry-run=client -o jsonpath='{.metadata.name}')
 patch=$(jq -r --arg j "$JOB" 'select(.msg=="patched" and .name==$j and .kind=="Job") | .patch' \

@@ -29,9 +29,18 @@ void rc_config_defaults(struct rc_config *c)
     snprintf(c->dispatcher_name, sizeof(c->dispatcher_name), "%s", RC_DISPATCHER_ALL_AT_ONCE_NAME);
     c->step_size = 3;
     c->round_ms = 5 * 60 * 1000;
-    snprintf(c->integrations[0], sizeof(c->integrations[0]), "batch/job");
-    snprintf(c->integrations[1], sizeof(c->integrations[1]), "jobset.x-k8s.io/jobset");
-    c->nintegrations = 2;
+    /* every kind the reconciler can dispatch; kinds whose CRD the manager
+     * does not serve are dropped at start */
+    c->nintegrations = 0;
+    for (size_t i = 0; i < mk_kinds_count() && c->nintegrations < RC_MAX_KINDS; i++) {
+        const struct mk_kind *k = mk_kind_at(i);
+        if (k->gating != MK_GATE_MANAGED_BY || k->status_sync != MK_STATUS_WHOLE)
+            continue;
+        char *d = c->integrations[c->nintegrations++];
+        size_t n = (size_t)snprintf(d, sizeof(c->integrations[0]), "%s/%s", k->group, k->kind);
+        for (size_t j = strlen(k->group) + 1; j < n && j < sizeof(c->integrations[0]); j++)
+            d[j] = (char)tolower((unsigned char)d[j]);
+    }
     c->qps = 50;
     c->burst = 100;
     c->worker_qps = 50;

@@ -583,6 +583,21 @@ static int setup(struct app *a, char *err, size_t errlen)
         return -1;
     }
 
+    /* A kind whose CRD the manager does not serve is left out: watching it
+     * would fail forever, on the manager and on every worker. */
+    int kept = 0;
+    for (int k = 0; k < x->nkinds; k++) {
+        if (rc_kind_served(x->mgr, x->kinds[k]) == 0) {
+            LOG_W(LG,
+                  "the manager does not serve this job kind (CRD not installed): not handled; "
+                  "restart after installing it",
+                  "kind", x->kinds[k]->kind, "group", x->kinds[k]->group);
+            continue;
+        }
+        x->kinds[kept++] = x->kinds[k];
+    }
+    x->nkinds = kept;
+
     /* managedBy kept by the manager's schema? (read once) */
     json_t *openapi = rc_schema_fetch(x->mgr);
     for (int k = 0; k < x->nkinds; k++) {

@@ -1,5 +1,6 @@
 #include "schema.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "jsonx.h"
@@ -27,4 +28,28 @@ json_t *rc_schema_fetch(struct kc_client *c)
         return NULL;
     }
     return doc;
+}
+
+int rc_kind_served(struct kc_client *c, const struct mk_kind *k)
+{
+    char path[512];
+    if (k->group[0])
+        snprintf(path, sizeof(path), "/apis/%s/%s", k->group, k->version);
+    else
+        snprintf(path, sizeof(path), "/api/%s", k->version);
+    json_t *list = NULL;
+    struct kc_status st;
+    if (kc_request(c, "GET", path, NULL, NULL, NULL, 0, &list, &st) < 0)
+        return kc_is_not_found(&st) ? 0 : -1;
+    int served = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(list, "resources"), i, r)
+    {
+        const char *name = jx_str(r, "name");
+        if (name && strcmp(name, k->resource) == 0)
+            served = 1;
+    }
+    json_decref(list);
+    return served;
 }

@@ -22,4 +22,9 @@ int rc_schema_keeps_managed_by(const json_t *openapi, const struct mk_kind *k);
  * then every kind counts as keeping managedBy). New reference. */
 json_t *rc_schema_fetch(struct kc_client *c);
 
+/* Whether the manager serves the kind's resource (API discovery of its
+ * group/version): 1 yes, 0 no (its CRD is not installed), -1 unknown (the
+ * discovery call failed; the caller should not drop the kind then). */
+int rc_kind_served(struct kc_client *c, const struct mk_kind *k);
+
 #endif

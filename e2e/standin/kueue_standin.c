@@ -17,6 +17,7 @@
  * Nothing more: no cohorts, no preemption, no admission checks, no pods.
  *
  * usage: kueue-standin --kubeconfig FILE [--name worker-1] [--watch GROUP/VERSION/RESOURCE]...
+ * (default: every managedBy kind of common/kinds)
  */
 #include <errno.h>
 #include <jansson.h>
@@ -30,6 +31,8 @@
 #include "kube_cache.h"
 #include "kube_client.h"
 #include "kube_config.h"
+#include "jsonx.h"
+#include "kinds/kinds.h"
 #include "kube_watch.h"
 #include "log.h"
 #include "quantity.h"
@@ -271,32 +274,25 @@ static json_t *job_of(json_t *wl, json_t *jobs)
 }
 
 /* As Kueue does with the job of an admitted prebuilt Workload: start it
- * (spec.suspend=false), and suspend it again on eviction. */
+ * (its kind's suspend flag false), and suspend it again on eviction. */
 static void set_suspend(json_t *job, int suspend)
 {
-    json_t *cur = json_object_get(json_object_get(job, "spec"), "suspend");
-    if (!suspend && !json_is_true(cur))
+    const struct mk_kind *k = mk_kind_of(job);
+    if (!k || !k->suspend_path)
         return;
-    if (suspend && json_is_true(cur))
+    if (jx_bool(job, k->suspend_path, 0) == suspend)
         return;
-    const char *av = str_at(job, "apiVersion", NULL, NULL);
-    for (int k = 0; av && k < njobkinds; k++) {
-        const struct kc_resource *r = &jobkinds[k].res;
-        char want[256];
-        snprintf(want, sizeof(want), "%s%s%s", r->group, *r->group ? "/" : "", r->version);
-        if (strcmp(av, want) != 0)
-            continue;
-        json_t *patch = json_pack("{s:{s:b}}", "spec", "suspend", suspend);
-        struct kc_status st;
-        const char *name = str_at(job, "metadata", "name", NULL);
-        if (kc_patch(client, r, str_at(job, "metadata", "namespace", NULL), name, NULL,
-                     KC_PATCH_MERGE, patch, NULL, NULL, &st) == 0)
-            LOG_I(LOGGER, suspend ? "job suspended" : "job started", "job", name);
-        else
-            LOG_W(LOGGER, "job suspend patch failed", "job", name, "error", st.message);
-        json_decref(patch);
-        return;
-    }
+    json_t *patch = json_object();
+    struct kc_resource r = mk_kind_resource(k);
+    struct kc_status st;
+    const char *name = jx_str(job, "metadata.name");
+    if (jx_set(patch, k->suspend_path, json_boolean(suspend)) == 0 &&
+        kc_patch(client, &r, jx_str(job, "metadata.namespace"), name, NULL, KC_PATCH_MERGE, patch,
+                 NULL, NULL, &st) == 0)
+        LOG_I(LOGGER, suspend ? "job suspended" : "job started", "job", name, "kind", k->kind);
+    else
+        LOG_W(LOGGER, "job suspend patch failed", "job", name, "kind", k->kind);
+    json_decref(patch);
 }
 
 static void finish_if_done(json_t *wl, json_t *job)
@@ -581,10 +577,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "kueue-standin: --kubeconfig is required\n");
         return 2;
     }
-    if (njobkinds == 0) {
-        jobkinds[njobkinds++].res = (struct kc_resource){"batch", "v1", "jobs", 1};
-        jobkinds[njobkinds++].res =
-            (struct kc_resource){"jobset.x-k8s.io", "v1alpha2", "jobsets", 1};
+    /* by default every kind whose copies MultiKueue creates by prebuilt name */
+    int all_kinds = njobkinds == 0;
+    for (size_t i = 0; all_kinds && i < mk_kinds_count(); i++) {
+        const struct mk_kind *k = mk_kind_at(i);
+        if (k->gating == MK_GATE_MANAGED_BY && njobkinds < MAX_JOB_KINDS)
+            jobkinds[njobkinds++].res = mk_kind_resource(k);
     }
     LOGGER = name;
     struct kcfg *cfg = NULL;

@@ -49,6 +49,16 @@ static void test_defaults_are_kueues(void **state)
     assert_int_equal(c.mode, RC_MODE_STANDALONE);
     assert_int_equal(c.leader_elect, 1);
     assert_int_equal(rc_config_validate(&c, err, sizeof(err)), 0);
+    /* every managedBy kind of the registry, none of the pod-based ones */
+    assert_int_equal(c.nintegrations, 12);
+    int job = 0, pytorch = 0;
+    for (int i = 0; i < c.nintegrations; i++) {
+        job |= strcmp(c.integrations[i], "batch/job") == 0;
+        pytorch |= strcmp(c.integrations[i], "kubeflow.org/pytorchjob") == 0;
+        assert_null(strstr(c.integrations[i], "pod"));
+        assert_null(strstr(c.integrations[i], "statefulset"));
+    }
+    assert_true(job && pytorch);
 }
 
 static const char *yaml = "origin: team-x\n"

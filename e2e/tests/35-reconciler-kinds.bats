@@ -1,0 +1,141 @@
+#!/usr/bin/env bats
+# The other managedBy kinds go through the same adapter path as Job and
+# JobSet: Kubeflow jobs, MPIJob, TrainJob, RayJob, RayCluster, AppWrapper.
+# Their operators do not run on the bed (test CRDs only); each test checks the
+# Workload's pod sets, the worker copy (managedBy gone, prebuilt Workload
+# named, origin label) and cleanup; PyTorchJob also plays its operator to
+# finish and have its status brought back.
+
+load helpers
+load reconciler
+
+PORT=$((RC_METRICS_BASE + 5))
+
+setup_file() {
+    rc_bed_setup
+    rc_start rc-kinds "$PORT" --leader-elect=false --gc-interval 5s
+}
+
+teardown_file() {
+    stop_component rc-kinds
+}
+
+setup() {
+    NS=$(fresh_ns rckinds)
+    rc_ns "$NS"
+}
+
+teardown() {
+    teardown_common
+    rc_ns_delete "$NS"
+}
+
+POD='{spec: {restartPolicy: Never, containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]}}'
+
+# create KIND-YAML: applies a job of queue team-a in $NS, given its apiVersion,
+# kind, name and spec lines (already indented by two spaces)
+create() {
+    km apply -f - >/dev/null <<YAML
+apiVersion: $1
+kind: $2
+metadata:
+  namespace: $NS
+  name: $3
+  labels: {kueue.x-k8s.io/queue-name: team-a}
+spec:
+$4
+YAML
+}
+
+remote() { jp "$1" -n "$NS" "$2" "$3" -o jsonpath="$4"; }
+
+# dispatched RESOURCE NAME MANAGEDBY-JSONPATH PODSET-NAMES PODSET-COUNTS
+dispatched() {
+    local res=$1 name=$2 mb=$3
+    eventually 20 is_ready "$NS" "$name"
+    [ "$(rc_wl "$NS" "$name" '{.spec.podSets[*].name}')" = "$4" ]
+    [ "$(rc_wl "$NS" "$name" '{.spec.podSets[*].count}')" = "$5" ]
+    c=$(rc_cluster_of "$NS" "$name")
+    other=worker-1; [ "$c" = worker-1 ] && other=worker-2
+    [ "$(remote "$c" "$res" "$name" "{$mb}")" = "" ]
+    [ "$(remote "$c" "$res" "$name" '{.metadata.labels.kueue\.x-k8s\.io/multikueue-origin}')" = multikueue ]
+    [ "$(remote "$c" "$res" "$name" '{.metadata.annotations.kueue\.x-k8s\.io/prebuilt-workload-name}')" = "$(rc_wl_name "$NS" "$name")" ]
+    eventually 10 is_eq "" rc_remote_wls "$other" "$NS"
+    ! k "$other" -n "$NS" get "$res" "$name" >/dev/null 2>&1
+    # the manager's copy keeps managedBy: it never runs there
+    [ "$(jp manager -n "$NS" "$res" "$name" -o jsonpath="{$mb}")" = kueue.x-k8s.io/multikueue ]
+}
+
+gone_everywhere() {
+    km -n "$NS" delete "$1" "$2" >/dev/null
+    eventually 20 eval "! k '$c' -n '$NS' get '$1' '$2' >/dev/null 2>&1"
+    eventually 20 is_eq "" km -n "$NS" get workloads -o name
+}
+
+@test "PyTorchJob: dispatched with a pod set per replica type, status back, finished, cleaned up" {
+    create kubeflow.org/v1 PyTorchJob pt "  runPolicy: {managedBy: kueue.x-k8s.io/multikueue, suspend: true}
+  pytorchReplicaSpecs:
+    Worker: {replicas: 3, template: $POD}
+    Master: {replicas: 1, template: $POD}"
+    dispatched pytorchjobs pt .spec.runPolicy.managedBy "master worker" "1 3"
+    # the worker's operator reports success; the stand-in Kueue finishes the Workload
+    k "$c" -n "$NS" patch pytorchjob pt --subresource=status --type=merge -p \
+        '{"status":{"conditions":[{"type":"Succeeded","status":"True","reason":"PyTorchJobSucceeded","message":"done","lastTransitionTime":"2026-01-01T00:00:00Z"}],"replicaStatuses":{"Master":{"succeeded":1},"Worker":{"succeeded":3}}}}' >/dev/null
+    eventually 20 is_eq True rc_cond "$NS" pt Finished
+    [ "$(jp manager -n "$NS" pytorchjob pt -o jsonpath='{.status.conditions[?(@.type=="Succeeded")].status}')" = True ]
+    [ "$(jp manager -n "$NS" pytorchjob pt -o jsonpath='{.status.replicaStatuses.Worker.succeeded}')" = 3 ]
+    eventually 20 no_remote_objects "$NS"
+    eventually 20 eval "! k '$c' -n '$NS' get pytorchjob pt >/dev/null 2>&1"
+}
+
+@test "TFJob and MPIJob: replica types in the operator's order; runPolicy.managedBy removed remotely" {
+    create kubeflow.org/v1 TFJob tf "  runPolicy: {managedBy: kueue.x-k8s.io/multikueue}
+  tfReplicaSpecs:
+    Worker: {replicas: 2, template: $POD}
+    PS: {replicas: 1, template: $POD}
+    Chief: {replicas: 1, template: $POD}"
+    dispatched tfjobs tf .spec.runPolicy.managedBy "chief ps worker" "1 1 2"
+    gone_everywhere tfjob tf
+    create kubeflow.org/v2beta1 MPIJob mpi "  runPolicy: {managedBy: kueue.x-k8s.io/multikueue}
+  mpiReplicaSpecs:
+    Worker: {replicas: 4, template: $POD}
+    Launcher: {replicas: 1, template: $POD}"
+    dispatched mpijobs mpi .spec.runPolicy.managedBy "launcher worker" "1 4"
+    gone_everywhere mpijob mpi
+}
+
+@test "RayJob and RayCluster: head, worker groups (replicas x hosts) and the submitter" {
+    create ray.io/v1 RayJob rj "  managedBy: kueue.x-k8s.io/multikueue
+  suspend: true
+  rayClusterSpec:
+    headGroupSpec: {template: $POD}
+    workerGroupSpecs:
+    - {groupName: GPU, replicas: 2, numOfHosts: 2, template: $POD}"
+    dispatched rayjobs rj .spec.managedBy "head gpu submitter" "1 4 1"
+    gone_everywhere rayjob rj
+    create ray.io/v1 RayCluster rc "  managedBy: kueue.x-k8s.io/multikueue
+  headGroupSpec: {template: $POD}
+  workerGroupSpecs:
+  - {groupName: cpu, replicas: 3, template: $POD}"
+    dispatched rayclusters rc .spec.managedBy "head cpu" "1 3"
+    gone_everywhere raycluster rc
+}
+
+@test "AppWrapper and TrainJob are dispatched too" {
+    create workload.codeflare.dev/v1beta2 AppWrapper aw "  managedBy: kueue.x-k8s.io/multikueue
+  suspend: true
+  components:
+  - podSets: [{replicas: 2, path: template.spec.template}]
+    template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: aw-job}
+      spec: {template: $POD}"
+    dispatched appwrappers aw .spec.managedBy "aw-0" "2"
+    gone_everywhere appwrapper aw
+    create trainer.kubeflow.org/v1alpha1 TrainJob tj "  managedBy: kueue.x-k8s.io/multikueue
+  runtimeRef: {name: torch-distributed}
+  trainer: {numNodes: 2, resourcesPerNode: {requests: {cpu: 100m}}}"
+    dispatched trainjobs tj .spec.managedBy "node" "2"
+    gone_everywhere trainjob tj
+}
