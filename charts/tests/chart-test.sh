@@ -170,11 +170,11 @@ check $D "reconciler ClusterRole: workloads all verbs, checks/clusters status, q
      and has_rule($r; ""; "events"; ["create","patch"])
      and ([$r[] | select(.g == ["kueue.x-k8s.io"] and (.r | index("localqueues")))] | .[0].v) == ["get","list","watch"]
      and all($r[]; (.r | index("rayservices")) | not)'
-check $D "reconciler ClusterRole: nothing beyond kinds, Kueue objects and events" \
+check $D "reconciler ClusterRole: nothing beyond kinds, Kueue objects, priority classes and events" \
     '([dispatched([])[] | .resource, .resource + "/status", .resource + "/finalizers"]
       + ["workloads","workloads/status","workloads/finalizers","admissionchecks","admissionchecks/status",
          "multikueueclusters","multikueueclusters/status","localqueues","clusterqueues","multikueueconfigs",
-         "events"]) as $allowed
+         "priorityclasses","events"]) as $allowed
      | all(rules("ClusterRole"; "rel-mkueue-reconciler")[].r[]; . as $x | $allowed | index($x) != null)'
 check $D "reconciler Role: leases create + get/update by name, secrets read" \
     'rules("Role"; "rel-mkueue-reconciler") as $r | ($r | length) == 3
