@@ -17,7 +17,7 @@ TEST_LIBS  = -lcmocka
 # "pkg:cmd" is skipped when cmd is already on PATH (e.g. Node's own npm).
 DEB_PKGS  := build-essential pkg-config libmicrohttpd-dev libssl-dev libjansson-dev \
              libcurl4-openssl-dev libyaml-dev libcmocka-dev clang clang-format cppcheck \
-             openssl curl jq bats python3 etcd-server npm:npm kubernetes-client:kubectl
+             openssl curl jq bats python3 unzip etcd-server npm:npm
 
 COMMON_SRC  := $(sort $(wildcard common/*.c common/kinds/*.c))
 UNIT_SRC    := $(sort $(wildcard common/tests/test_*.c webhook/tests/test_*.c reconciler/tests/test_*.c))

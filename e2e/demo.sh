@@ -5,6 +5,7 @@
 # running afterwards for you to explore; `make e2e-down` stops everything.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+PATH="$("$HERE/scripts/install-kubectl.sh"):$PATH" # kubectl >= 1.24
 ROOT=$(cd "$HERE/.." && pwd)
 NS=mkueue-system
 WH_PORT=${MKUEUE_DEMO_WEBHOOK_PORT:-18443}

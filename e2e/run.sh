@@ -4,6 +4,7 @@
 # unless MKUEUE_E2E_KEEP=1. Pass scenario files to run a subset.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+PATH="$("$HERE/scripts/install-kubectl.sh"):$PATH" # kubectl >= 1.24
 ROOT=$(cd "$HERE/.." && pwd)
 export MKUEUE_ROOT=$ROOT
 

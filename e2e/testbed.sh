@@ -17,6 +17,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+PATH="$("$HERE/scripts/install-kubectl.sh"):$PATH" # kubectl >= 1.24
 ROOT=$(cd "$HERE/.." && pwd)
 DIR=${MKUEUE_E2E_DIR:-/tmp/mkueue-e2e}
 ETCD_PORT=${MKUEUE_ETCD_PORT:-23790}
