@@ -128,7 +128,7 @@ setup_file() {
     km label ns kube-system kubernetes.io/metadata.name=kube-system --overwrite >/dev/null
     km label ns mkueue-system kubernetes.io/metadata.name=mkueue-system --overwrite >/dev/null
 
-    start_component mkueue-webhook "$MKUEUE_ROOT/bin/mkueue-webhook" \
+    start_component mkueue-webhook "$BIN/mkueue-webhook" \
         --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" --namespace mkueue-system \
         --cert-dir "$d" --bind-address 127.0.0.1 --port "$WH_PORT" \
         --metrics-bind-address 127.0.0.1 --metrics-port "$WH_MPORT"

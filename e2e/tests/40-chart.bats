@@ -16,7 +16,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 setup_file() {
     export HELM=${HELM:-$("$MKUEUE_ROOT/e2e/scripts/install-helm.sh")}
     export KNS="mk40-sys-$RANDOM" CNS="mk40-certs-$RANDOM"
-    export WEBHOOK_BIN="$MKUEUE_ROOT/bin/mkueue-webhook" WEBHOOK_EXTRA="--metrics-port=$(free_port)"
+    export WEBHOOK_BIN="$BIN/mkueue-webhook" WEBHOOK_EXTRA="--metrics-port=$(free_port)"
     export WH_PORT=$(free_port)
 }
 

@@ -3,6 +3,8 @@
 # MKUEUE_E2E_DIR, MKUEUE_ROOT and HELM.
 
 CLUSTERS=(manager worker-1 worker-2)
+# Our binaries: bin/ by default, or e.g. the ASan+UBSan build (make e2e-asan).
+BIN=${MKUEUE_BIN:-$MKUEUE_ROOT/bin}
 
 k() { kubectl --context "$1" "${@:2}"; }
 km() { k manager "$@"; }

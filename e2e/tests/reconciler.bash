@@ -4,7 +4,7 @@
 # worker-2 through Secrets in mkueue-system), the workers worker.yaml; each
 # test works in its own namespace with a LocalQueue team-a everywhere.
 
-RC_BIN="$MKUEUE_ROOT/bin/mkueue-reconciler"
+RC_BIN="$BIN/mkueue-reconciler"
 RC_METRICS_BASE=${RC_METRICS_BASE:-18300}
 
 # rc_bed_setup: the queues and credentials every reconciler scenario uses.
