@@ -200,6 +200,8 @@ static struct mkcs_conn *conn_start(struct mkcs *s, const char *name, struct kcf
             goto fail;
         }
         c->n = i + 1;
+        if (w->transform)
+            kcache_set_transform(c->caches[i], w->transform, w->ud);
         c->wud[i] = (struct watch_ud){c, w};
         if (w->on_event) {
             struct kcache_handlers h = {on_add, on_update, on_delete, &c->wud[i]};

@@ -39,6 +39,9 @@ struct mkcs_watch {
     const char *label_selector; /* e.g. "kueue.x-k8s.io/multikueue-origin=multikueue"; NULL = all */
     void (*on_event)(const char *cluster, const char *key, json_t *obj, int deleted, void *ud);
     void *ud;
+    /* Optional kcache transform of the watch's cache (see kcache_set_transform;
+     * it also gets ud): on_event and cache readers then see its results. */
+    json_t *(*transform)(json_t *obj, void *ud);
 };
 
 struct mkcs_options {

@@ -282,7 +282,7 @@ static int note_vanished(const char *key, void *val, void *ud)
     return 0;
 }
 
-int kcache_replace(struct kcache *c, json_t *items)
+static int replace(struct kcache *c, json_t *items, int prepared)
 {
     struct evlist ev = {0};
     struct smap *fresh = smap_new(), *stale = NULL;
@@ -291,7 +291,7 @@ int kcache_replace(struct kcache *c, json_t *items)
     int rc = -1;
     if (!fresh || !json_is_array(items))
         goto out;
-    if (c->transform) {
+    if (c->transform && !prepared) {
         mine = json_array();
         if (!mine)
             goto out;
@@ -347,6 +347,21 @@ out:
     json_decref(mine);
     ev_deliver(c, &ev);
     return rc;
+}
+
+json_t *kcache_transform(struct kcache *c, json_t *obj)
+{
+    return transformed(c, obj);
+}
+
+int kcache_replace(struct kcache *c, json_t *items)
+{
+    return replace(c, items, 0);
+}
+
+int kcache_replace_prepared(struct kcache *c, json_t *items)
+{
+    return replace(c, items, 1);
 }
 
 static int collect_resync(const char *key, void *val, void *ud)

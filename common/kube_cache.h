@@ -69,6 +69,12 @@ int kcache_remove(struct kcache *c, json_t *obj);
  * without a key are skipped. Returns 0, -1 when items is not an array or on
  * allocation failure (then the content is unchanged). */
 int kcache_replace(struct kcache *c, json_t *items);
+/* The cache's transform applied to obj (reference taken; a new reference
+ * returned, obj itself without a transform), for kcache_replace_prepared. */
+json_t *kcache_transform(struct kcache *c, json_t *obj);
+/* kcache_replace for items already passed through kcache_transform, so a
+ * large list can be compacted item by item as its pages arrive. */
+int kcache_replace_prepared(struct kcache *c, json_t *items);
 /* Re-delivers every object as an update (old == obj) for periodic resync. */
 void kcache_resync(struct kcache *c);
 

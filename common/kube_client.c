@@ -710,23 +710,18 @@ int kc_list(struct kc_client *c, const struct kc_resource *r, const char *ns,
     return rc;
 }
 
-int kc_list_all(struct kc_client *c, const struct kc_resource *r, const char *ns,
-                const char *label_selector, const char *field_selector, long page_size,
-                json_t **out, struct kc_status *st)
+int kc_list_pages(struct kc_client *c, const struct kc_resource *r, const char *ns,
+                  const char *label_selector, const char *field_selector, long page_size,
+                  int (*on_page)(json_t *page, void *ud), void *ud, struct kc_status *st)
 {
     struct kc_status dummy;
     if (!st)
         st = &dummy;
-    if (!out)
-        return inval(st, NULL, "out is required");
-    *out = NULL;
-    json_t *items = json_array(), *page = NULL;
+    if (!on_page)
+        return inval(st, NULL, "on_page is required");
+    json_t *page = NULL;
     char *cont = NULL;
     int rc = KC_OK;
-    if (!items) {
-        rc = KC_ERR_NOMEM;
-        goto out;
-    }
     for (int n = 0;; n++) {
         if (n == KC_MAX_PAGES) {
             rc = KC_ERR_TOOBIG;
@@ -737,6 +732,7 @@ int kc_list_all(struct kc_client *c, const struct kc_resource *r, const char *ns
                                  .field_selector = field_selector,
                                  .limit = page_size > 0 ? page_size : 500,
                                  .continue_token = cont};
+        /* the previous page is released before the next one is fetched */
         json_decref(page);
         page = NULL;
         if ((rc = kc_list(c, r, ns, &o, &page, st)) != KC_OK)
@@ -749,10 +745,6 @@ int kc_list_all(struct kc_client *c, const struct kc_resource *r, const char *ns
             snprintf(st->message, sizeof(st->message), "list response is not a List");
             goto out;
         }
-        if (json_is_array(pi) && json_array_extend(items, pi) < 0) {
-            rc = KC_ERR_NOMEM;
-            goto out;
-        }
         const char *next = json_string_value(json_object_get(meta, "continue"));
         free(cont);
         cont = next && *next ? strdup(next) : NULL;
@@ -760,23 +752,66 @@ int kc_list_all(struct kc_client *c, const struct kc_resource *r, const char *ns
             rc = KC_ERR_NOMEM;
             goto out;
         }
+        if (!cont) /* the last page carries the resourceVersion to watch from */
+            json_object_del(meta, "continue");
+        if ((rc = on_page(page, ud)) != KC_OK)
+            goto out;
         if (!cont)
             break;
     }
-    /* The last page carries the resourceVersion to watch from. */
-    json_object_del(json_object_get(page, "metadata"), "continue");
-    if (json_object_set(page, "items", items) < 0) {
-        rc = KC_ERR_NOMEM;
-        goto out;
-    }
-    *out = page;
-    page = NULL;
 out:
     if (rc == KC_ERR_NOMEM)
         snprintf(st->message, sizeof(st->message), "out of memory");
     json_decref(page);
-    json_decref(items);
     free(cont);
+    return rc;
+}
+
+struct list_all {
+    json_t *items; /* every page's items */
+    json_t *last;  /* the last page seen (one reference) */
+};
+
+static int list_all_page(json_t *page, void *ud)
+{
+    struct list_all *la = ud;
+    json_t *pi = json_object_get(page, "items");
+    if (json_is_array(pi) && json_array_extend(la->items, pi) < 0)
+        return KC_ERR_NOMEM;
+    json_decref(la->last);
+    la->last = json_incref(page);
+    return KC_OK;
+}
+
+int kc_list_all(struct kc_client *c, const struct kc_resource *r, const char *ns,
+                const char *label_selector, const char *field_selector, long page_size,
+                json_t **out, struct kc_status *st)
+{
+    struct kc_status dummy;
+    if (!st)
+        st = &dummy;
+    if (!out)
+        return inval(st, NULL, "out is required");
+    *out = NULL;
+    struct list_all la = {json_array(), NULL};
+    int rc = KC_ERR_NOMEM;
+    if (!la.items) {
+        snprintf(st->message, sizeof(st->message), "out of memory");
+        goto out;
+    }
+    rc = kc_list_pages(c, r, ns, label_selector, field_selector, page_size, list_all_page, &la, st);
+    if (rc != KC_OK)
+        goto out;
+    if (json_object_set(la.last, "items", la.items) < 0) {
+        rc = KC_ERR_NOMEM;
+        snprintf(st->message, sizeof(st->message), "out of memory");
+        goto out;
+    }
+    *out = la.last;
+    la.last = NULL;
+out:
+    json_decref(la.last);
+    json_decref(la.items);
     return rc;
 }
 

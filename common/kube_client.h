@@ -104,6 +104,14 @@ struct kc_list_opts {
  * metadata.resourceVersion). */
 int kc_list(struct kc_client *c, const struct kc_resource *r, const char *ns,
             const struct kc_list_opts *o, json_t **out, struct kc_status *st);
+/* All pages, following `continue`, one at a time: on_page gets each page
+ * (borrowed; it may change it, e.g. take its items), released before the next
+ * one is fetched; on the last page metadata.continue is removed and
+ * metadata.resourceVersion is the one to watch from. on_page returns KC_OK or
+ * a KC_ERR_* code, which stops the list and is returned. page_size 0 = 500. */
+int kc_list_pages(struct kc_client *c, const struct kc_resource *r, const char *ns,
+                  const char *label_selector, const char *field_selector, long page_size,
+                  int (*on_page)(json_t *page, void *ud), void *ud, struct kc_status *st);
 /* All pages, following `continue`; *out is a List with every item and the
  * resourceVersion of the last page. page_size 0 = 500. */
 int kc_list_all(struct kc_client *c, const struct kc_resource *r, const char *ns,

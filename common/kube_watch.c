@@ -329,27 +329,55 @@ static const char *meta_rv(json_t *obj)
     return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
+struct list_acc {
+    struct kcache *cache;
+    json_t *items; /* transformed items of the pages so far */
+    json_t *rv;    /* resourceVersion of the last page (one reference) */
+};
+
+/* Compacts each page's items as it arrives, so a large first list never
+ * holds more than one page as full trees. */
+static int list_page(json_t *page, void *ud)
+{
+    struct list_acc *la = ud;
+    size_t i;
+    json_t *obj;
+    json_array_foreach(json_object_get(page, "items"), i, obj)
+    {
+        if (json_array_append_new(la->items, kcache_transform(la->cache, json_incref(obj))) != 0)
+            return KC_ERR_NOMEM;
+    }
+    json_array_clear(json_object_get(page, "items"));
+    json_decref(la->rv);
+    la->rv = json_incref(json_object_get(json_object_get(page, "metadata"), "resourceVersion"));
+    return KC_OK;
+}
+
 static int do_list(struct kw_informer *inf)
 {
     struct kc_status st;
-    json_t *list = NULL;
+    struct list_acc la = {inf->cache, json_array(), NULL};
     char msg[700];
-    int rc = kc_list_all(inf->client, inf->res, inf->ns, inf->label_selector, inf->field_selector,
-                         inf->page_size, &list, &st);
+    int rc = KC_ERR_NOMEM;
+    if (!la.items) {
+        mark_failed(inf, "list", "out of memory");
+        goto out;
+    }
+    rc = kc_list_pages(inf->client, inf->res, inf->ns, inf->label_selector, inf->field_selector,
+                       inf->page_size, list_page, &la, &st);
     if (rc != KC_OK) {
         status_text(rc, &st, msg, sizeof(msg));
         mark_failed(inf, "list", msg);
         goto out;
     }
-    json_t *items = json_object_get(list, "items");
-    const char *rv = meta_rv(list);
-    if (!json_is_array(items) || !rv || !*rv || set_rv(inf, rv) != 0) {
+    const char *rv = json_string_value(la.rv);
+    if (!rv || !*rv || set_rv(inf, rv) != 0) {
         rc = KC_ERR_DECODE;
         mark_failed(inf, "list", "list without items or a usable resourceVersion");
         goto out;
     }
     pthread_mutex_lock(&inf->apply_lock);
-    rc = kcache_replace(inf->cache, items);
+    rc = kcache_replace_prepared(inf->cache, la.items);
     pthread_mutex_unlock(&inf->apply_lock);
     if (rc != 0) {
         rc = KC_ERR_NOMEM;
@@ -364,7 +392,8 @@ static int do_list(struct kw_informer *inf)
     pthread_mutex_unlock(&inf->lock);
     LOG_D("informer", "listed", "resource", inf->name, "resourceVersion", inf->rv);
 out:
-    json_decref(list);
+    json_decref(la.items);
+    json_decref(la.rv);
     return rc;
 }
 

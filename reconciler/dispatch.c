@@ -147,7 +147,7 @@ static json_t *remote_job(struct rc_ctx *x, struct mkcs_conn *c, int ki, const c
 {
     if (ki < 0 || !name)
         return NULL;
-    json_t *job = kcache_get_nsname(mkcs_conn_cache(c, (size_t)(1 + ki)), ns, name);
+    json_t *job = rc_cache_get_nsname(mkcs_conn_cache(c, (size_t)(1 + ki)), ns, name);
     (void)x;
     const char *pb = jx_str(job, "metadata.annotations[" MK_PREBUILT "]");
     if (!pb)
@@ -242,7 +242,7 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
             json_decref(mkc);
         }
         if (c) {
-            r->wl = kcache_get(mkcs_conn_cache(c, RC_WATCH_WORKLOADS), key);
+            r->wl = rc_cache_get(mkcs_conn_cache(c, RC_WATCH_WORKLOADS), key);
             r->job = remote_job(x, c, h->kind_index, ns, jname, wname);
         }
         o->nremotes++;

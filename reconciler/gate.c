@@ -123,7 +123,6 @@ static void assume(struct rc_ctx *x, const char *key, const json_t *written)
 /* One Workload of the queue: what the plan needs, extracted while its full
  * tree is at hand, and the cache's compact form for the writes. */
 struct entry {
-    struct rc_gate_item item;
     json_t *packed;
     char *key, *created;
     char *current; /* "status|reason|message" of QuotaReserved now */
@@ -133,9 +132,26 @@ struct collect {
     struct rc_ctx *x;
     const char *cq;
     struct entry *v;
+    struct rc_gate_item *items; /* beside v: what rc_gate_plan reads, ~4 KB each */
     size_t n, alloc;
     int oom;
 };
+
+/* Room for n entries (a big queue's arrays are large: sized once, never copied). */
+static int collect_reserve(struct collect *c, size_t n)
+{
+    if (n <= c->alloc)
+        return 0;
+    struct entry *nv = realloc(c->v, n * sizeof(*nv));
+    if (nv)
+        c->v = nv;
+    struct rc_gate_item *ni = nv ? realloc(c->items, n * sizeof(*ni)) : NULL;
+    if (!ni)
+        return -1;
+    c->items = ni;
+    c->alloc = n;
+    return 0;
+}
 
 static int collect_full(struct collect *c, const char *key, json_t *packed, json_t *wl)
 {
@@ -149,18 +165,14 @@ static int collect_full(struct collect *c, const char *key, json_t *packed, json
         return 0;
     if (rc_cq_of(c->x, wl, cq, sizeof(cq)) < 0 || strcmp(cq, c->cq) != 0)
         return 0;
-    if (c->n == c->alloc) {
-        size_t na = c->alloc ? c->alloc * 2 : 64;
-        struct entry *nv = realloc(c->v, na * sizeof(*nv));
-        if (!nv) {
-            c->oom = 1;
-            return 1;
-        }
-        c->v = nv;
-        c->alloc = na;
+    if (c->n == c->alloc && collect_reserve(c, c->alloc ? c->alloc * 2 : 64) < 0) {
+        c->oom = 1;
+        return 1;
     }
     struct entry *e = &c->v[c->n];
     memset(e, 0, sizeof(*e));
+    struct rc_gate_item *it = &c->items[c->n];
+    memset(it, 0, sizeof(*it));
     json_t *qr = rc_cond_find(wl, "QuotaReserved");
     const char *created = jx_str(wl, "metadata.creationTimestamp");
     e->key = strdup(key);
@@ -177,7 +189,6 @@ static int collect_full(struct collect *c, const char *key, json_t *packed, json
         return 1;
     }
     e->packed = json_incref(packed);
-    struct rc_gate_item *it = &e->item;
     it->key = e->key;
     it->created = e->created;
     it->priority = jx_int(wl, "spec.priority", 0);
@@ -224,8 +235,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
 {
     long long t0 = rc_mono_ms();
     json_t *cqo = kcache_get(x->clusterqueues, cq);
-    struct collect c = {x, cq, NULL, 0, 0, 0};
-    struct rc_gate_item *items = NULL;
+    struct collect c = {x, cq, NULL, NULL, 0, 0, 0};
     int rc = 0;
     if (!cqo)
         goto out;
@@ -239,19 +249,17 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
     int strict = strategy && strcmp(strategy, "StrictFIFO") == 0;
     /* only the extracted fields are kept: the full trees of a big queue
      * would cost ten times its text */
+    if (collect_reserve(&c, kcache_len(x->workloads)) < 0) {
+        rc = -1;
+        goto out;
+    }
     kcache_foreach(x->workloads, NULL, collect_one, &c);
     if (c.oom) {
         rc = -1;
         goto out;
     }
     size_t n = c.n;
-    items = calloc(n ? n : 1, sizeof(*items));
-    if (!items) {
-        rc = -1;
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++)
-        items[i] = c.v[i].item;
+    struct rc_gate_item *items = c.items;
     rc_gate_plan(cq, &nominal, strict, items, n);
     char now[32];
     rc_now_rfc3339(now);
@@ -300,7 +308,7 @@ out:
         free(c.v[i].current);
     }
     free(c.v);
-    free(items);
+    free(c.items);
     json_decref(cqo);
     return rc;
 }

@@ -84,7 +84,9 @@ int rc_gc_cluster(struct rc_ctx *x, const char *cluster)
         return 0;
     }
     struct kc_client *c = mkcs_conn_client(conn);
-    /* jobs first, so a job whose Workload already vanished still goes */
+    /* jobs first, so a job whose Workload already vanished still goes. The
+     * remote caches hold rc_pack_remote wrappers: the metadata read here
+     * (labels, annotations, finalizers, uid...) is kept in them. */
     for (int k = 0; k < x->nkinds; k++) {
         json_t *jobs = kcache_list(mkcs_conn_cache(conn, (size_t)(1 + k)), NULL);
         struct kc_resource res = mk_kind_resource(x->kinds[k]);

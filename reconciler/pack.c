@@ -3,13 +3,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kinds/kinds.h"
 #include "kube_cache.h"
 
 #define RAW "_raw"
 
-json_t *rc_pack(json_t *obj, void *ud)
+/* Copies md[keys...] into small; for labels/annotations only the listed
+ * entries. Returns 0 or -1. */
+static int keep_map(json_t *small, json_t *md, const char *field, const char *const *keys)
 {
-    (void)ud;
+    json_t *src = json_object_get(md, field), *dst = NULL;
+    for (size_t i = 0; json_is_object(src) && keys[i]; i++) {
+        json_t *v = json_object_get(src, keys[i]);
+        if (!v)
+            continue;
+        if (!dst && (!(dst = json_object()) || json_object_set_new(small, field, dst) != 0))
+            return -1;
+        if (json_object_set(dst, keys[i], v) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Takes obj. remote: keep what the GC and the remote event handlers read. */
+static json_t *pack(json_t *obj, int remote)
+{
     json_t *out = NULL;
     char *text = NULL;
     json_t *md = json_object_get(obj, "metadata");
@@ -39,11 +57,23 @@ json_t *rc_pack(json_t *obj, void *ud)
     if (!text)
         goto fail;
     json_t *small = json_object();
-    static const char *const keep[] = {"name", "namespace", "resourceVersion", "deletionTimestamp"};
-    for (size_t i = 0; small && i < sizeof(keep) / sizeof(keep[0]); i++) {
+    static const char *const keep[] = {"name", "namespace", "resourceVersion", "deletionTimestamp",
+                                       "uid",  "finalizers"};
+    size_t nkeep = remote ? 6 : 4; /* uid and finalizers for remote copies only */
+    for (size_t i = 0; small && i < nkeep; i++) {
         json_t *v = json_object_get(md, keep[i]);
-        if (v)
-            json_object_set(small, keep[i], v);
+        if (v && json_object_set(small, keep[i], v) != 0) {
+            json_decref(small);
+            small = NULL;
+        }
+    }
+    static const char *const labels[] = {MK_ORIGIN_LABEL, MK_PREBUILT, NULL};
+    static const char *const annotations[] = {MK_PREBUILT, NULL};
+    if (small && remote &&
+        (keep_map(small, md, "labels", labels) != 0 ||
+         keep_map(small, md, "annotations", annotations) != 0)) {
+        json_decref(small);
+        small = NULL;
     }
     out = json_object();
     if (!small || !out) {
@@ -61,6 +91,18 @@ fail:
     json_decref(out);
     json_decref(obj);
     return NULL;
+}
+
+json_t *rc_pack(json_t *obj, void *ud)
+{
+    (void)ud;
+    return pack(obj, 0);
+}
+
+json_t *rc_pack_remote(json_t *obj, void *ud)
+{
+    (void)ud;
+    return pack(obj, 1);
 }
 
 json_t *rc_unwrap(const json_t *obj)

@@ -12,6 +12,11 @@
 /* kcache transform: takes obj, returns the wrapper (new reference), or NULL
  * on failure (the cache then keeps obj as it is). */
 json_t *rc_pack(json_t *obj, void *ud);
+/* The same for remote copies (worker caches): the wrapper also keeps
+ * metadata uid, finalizers, and the origin and prebuilt-workload labels and
+ * prebuilt-workload annotation, which the GC and the remote event handlers
+ * read without unwrapping. */
+json_t *rc_pack_remote(json_t *obj, void *ud);
 
 /* The full object (new reference) of a wrapper, or obj itself (incref'd)
  * when it is not one; NULL for NULL or undecodable text. */

@@ -216,6 +216,18 @@ static void on_event(const char *cluster, const char *key, json_t *obj, int dele
     pthread_mutex_unlock(&r->lock);
 }
 
+/* The LocalQueue watch's transform: marks what it stores. */
+static json_t *mark(json_t *obj, void *ud)
+{
+    if (!ud) /* the watch's ud; without it nothing is marked and the test fails */
+        return obj;
+    json_t *out = json_copy(obj);
+    json_decref(obj);
+    if (out)
+        json_object_set_new(out, "marked", json_true());
+    return out;
+}
+
 static int rec_states(struct rec *r)
 {
     pthread_mutex_lock(&r->lock);
@@ -246,9 +258,9 @@ static void env_up(struct env *e, const char *kubeconfig_dir)
     char err[256] = "";
     memset(e, 0, sizeof(*e));
     pthread_mutex_init(&e->r.lock, NULL);
-    e->w[0] = (struct mkcs_watch){{"", "v1", "namespaces", 0}, NULL, on_event, &e->r};
+    e->w[0] = (struct mkcs_watch){{"", "v1", "namespaces", 0}, NULL, on_event, &e->r, NULL};
     e->w[1] = (struct mkcs_watch){
-        {"kueue.x-k8s.io", "v1beta2", "localqueues", 1}, ORIGIN, on_event, &e->r};
+        {"kueue.x-k8s.io", "v1beta2", "localqueues", 1}, ORIGIN, on_event, &e->r, mark};
     struct mkcs_options o = {.secret_namespace = SECRET_NS,
                              .kubeconfig_dir = kubeconfig_dir,
                              .watches = e->w,
@@ -382,6 +394,9 @@ static void test_connects_and_fills_caches(void **unused)
     json_t *lq = kcache_get(mkcs_conn_cache(c, 1), "team/lq");
     assert_non_null(ns);
     assert_non_null(lq);
+    /* each watch's own transform */
+    assert_true(json_is_true(json_object_get(lq, "marked")));
+    assert_null(json_object_get(ns, "marked"));
     json_decref(ns);
     json_decref(lq);
     assert_null(mkcs_conn_cache(c, 2));

@@ -94,10 +94,44 @@ static void test_transform_everywhere(void **state)
     kcache_free(c);
 }
 
+/* Items transformed one by one (as list pages arrive) are stored as they are. */
+static void test_replace_prepared(void **state)
+{
+    (void)state;
+    struct kcache *c = kcache_new();
+    kcache_set_transform(c, slim, NULL);
+    calls = 0;
+    json_t *a = kcache_transform(c, obj("a", "1"));
+    assert_int_equal(calls, 1);
+    assert_true(jx_bool(a, "slim", 0));
+    assert_null(jx_get(a, "spec"));
+    json_t *items = json_pack("[o,o]", a, kcache_transform(c, obj("b", "2")));
+    assert_int_equal(kcache_replace_prepared(c, items), 0);
+    assert_int_equal(calls, 2); /* not transformed a second time */
+    json_t *got = kcache_get(c, "ns/a");
+    assert_ptr_equal(got, a);
+    json_decref(got);
+    json_decref(items);
+    assert_int_equal(kcache_len(c), 2);
+    assert_int_equal(kcache_replace_prepared(c, NULL), -1);
+    assert_int_equal(kcache_len(c), 2);
+    kcache_free(c);
+    /* without a transform: the object itself */
+    c = kcache_new();
+    json_t *o = obj("x", "1");
+    json_t *t = kcache_transform(c, json_incref(o));
+    assert_ptr_equal(t, o);
+    json_decref(t);
+    json_decref(o);
+    assert_null(kcache_transform(c, NULL));
+    kcache_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transform_everywhere),
+        cmocka_unit_test(test_replace_prepared),
     };
     return cmocka_run_group_tests_name("kube_cache_transform", tests, NULL, NULL);
 }

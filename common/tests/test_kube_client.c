@@ -752,6 +752,49 @@ static void test_list_all(void **state)
     env_down(&e);
 }
 
+struct pages_seen {
+    int pages, items;
+    char last_rv[16];
+    int stop_at; /* page number whose callback fails, 0 = none */
+};
+
+static int count_page(json_t *page, void *ud)
+{
+    struct pages_seen *ps = ud;
+    ps->pages++;
+    ps->items += (int)json_array_size(json_object_get(page, "items"));
+    json_t *meta = json_object_get(page, "metadata");
+    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+    snprintf(ps->last_rv, sizeof(ps->last_rv), "%s", rv ? rv : "");
+    /* a continue token is left on every page but the last */
+    assert_true((json_object_get(meta, "continue") != NULL) == (ps->pages < 3));
+    json_array_clear(json_object_get(page, "items")); /* the callback may change it */
+    return ps->pages == ps->stop_at ? KC_ERR_NOMEM : KC_OK;
+}
+
+static void test_list_pages(void **state)
+{
+    (void)state;
+    struct env e;
+    env_up(&e, NULL, NULL);
+    int fail_page = 0;
+    th_set_handler(e.s, pages_handler, &fail_page);
+    struct kc_status st;
+    struct pages_seen ps = {0};
+    assert_int_equal(kc_list_pages(e.c, &PODS, "ns", NULL, NULL, 2, count_page, &ps, &st), KC_OK);
+    assert_int_equal(ps.pages, 3);
+    assert_int_equal(ps.items, 4);
+    assert_string_equal(ps.last_rv, "99");
+    /* a failing callback stops the list: no further page is fetched */
+    int before = th_nrequests(e.s);
+    ps = (struct pages_seen){.stop_at = 1};
+    assert_int_equal(kc_list_pages(e.c, &PODS, "ns", NULL, NULL, 2, count_page, &ps, &st),
+                     KC_ERR_NOMEM);
+    assert_int_equal(th_nrequests(e.s), before + 1);
+    assert_int_equal(kc_list_pages(e.c, &PODS, "ns", NULL, NULL, 2, NULL, NULL, &st), KC_ERR_INVAL);
+    env_down(&e);
+}
+
 static int not_a_list_handler(const struct th_request *req, struct th_response *resp, void *ud)
 {
     (void)req;
@@ -1031,6 +1074,7 @@ int main(void)
         cmocka_unit_test(test_untrusted_server),
         cmocka_unit_test(test_tls_server_name),
         cmocka_unit_test(test_list_all),
+        cmocka_unit_test(test_list_pages),
         cmocka_unit_test(test_list_all_rejects_non_list),
         cmocka_unit_test(test_qps_limiter),
         cmocka_unit_test(test_concurrent_requests),

@@ -291,6 +291,51 @@ static void test_list_then_watch(void **state)
     env_down(&e);
 }
 
+/* The informer thread's transform: counts, keeps metadata only. */
+static int slim_calls;
+static json_t *slim(json_t *obj, void *ud)
+{
+    (void)ud;
+    __atomic_add_fetch(&slim_calls, 1, __ATOMIC_SEQ_CST);
+    json_t *out = json_pack("{s:O,s:b}", "metadata", json_object_get(obj, "metadata"), "slim", 1);
+    json_decref(obj);
+    return out;
+}
+
+/* A paged first list is compacted page by page, once per item. */
+static void test_paged_list_transformed(void **state)
+{
+    (void)state;
+    struct env e;
+    env_up(&e);
+    slim_calls = 0;
+    kcache_set_transform(e.cache, slim, NULL);
+    e.f.lists[0] = "{\"kind\":\"JobList\",\"metadata\":{\"resourceVersion\":\"9\","
+                   "\"continue\":\"p2\"},\"items\":[" JOB("a", "5") "," JOB("b", "6") "]}";
+    e.f.lists[1] = LIST("10", JOB("c", "7"));
+    e.f.nlists = 2;
+    e.f.list_body = "!";
+    struct kw_options o = {.resync_period_ms = -1, .page_size = 2};
+    start(&e, "ns", NULL, &o);
+    WAIT_FOR(kw_informer_synced(e.inf), 5000);
+    assert_int_equal(FAKE(&e, list_reqs), 2);
+    pthread_mutex_lock(&e.f.lock);
+    assert_non_null(strstr(e.f.list_target, "continue=p2"));
+    pthread_mutex_unlock(&e.f.lock);
+    assert_int_equal(kcache_len(e.cache), 3);
+    assert_int_equal(REC(&e, adds), 3);
+    assert_int_equal(__atomic_load_n(&slim_calls, __ATOMIC_SEQ_CST), 3);
+    json_t *a = kcache_get(e.cache, "ns/a");
+    assert_true(json_is_true(json_object_get(a, "slim")));
+    json_decref(a);
+    /* the watch goes on from the last page's resourceVersion */
+    WAIT_FOR(FAKE(&e, watch_reqs) >= 1, 5000);
+    pthread_mutex_lock(&e.f.lock);
+    assert_non_null(strstr(e.f.watch_query[0], "resourceVersion=10&"));
+    pthread_mutex_unlock(&e.f.lock);
+    env_down(&e);
+}
+
 static void test_relist_on_410_event(void **state)
 {
     (void)state;
@@ -529,6 +574,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_list_then_watch),
+        cmocka_unit_test(test_paged_list_transformed),
         cmocka_unit_test(test_relist_on_410_event),
         cmocka_unit_test(test_relist_on_http_410),
         cmocka_unit_test(test_stream_end_rewatches_from_last_rv),

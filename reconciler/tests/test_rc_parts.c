@@ -466,6 +466,48 @@ static void test_pack_round_trip(void **state)
     json_decref(job);
 }
 
+static void test_pack_remote(void **state)
+{
+    (void)state;
+    json_t *wl =
+        parse("{\"kind\":\"Job\",\"metadata\":{\"name\":\"j\",\"namespace\":\"ns\","
+              "\"uid\":\"u1\",\"resourceVersion\":\"3\",\"deletionTimestamp\":\"t\","
+              "\"finalizers\":[\"f\"],\"labels\":{\"" MK_ORIGIN_LABEL "\":\"o\",\"x\":\"y\","
+              "\"" MK_PREBUILT "\":\"w1\"},\"annotations\":{\"" MK_PREBUILT "\":\"w2\","
+              "\"big\":\"z\"}},\"spec\":{\"a\":1}}");
+    json_t *packed = rc_pack_remote(json_incref(wl), NULL);
+    assert_non_null(packed);
+    /* what the GC and the remote handlers read stays in the wrapper */
+    assert_string_equal(jx_str(packed, "metadata.uid"), "u1");
+    assert_string_equal(jx_str(packed, "metadata.deletionTimestamp"), "t");
+    assert_string_equal(jx_str(packed, "metadata.finalizers[0]"), "f");
+    assert_string_equal(jx_str(packed, "metadata.labels[" MK_ORIGIN_LABEL "]"), "o");
+    assert_string_equal(jx_str(packed, "metadata.labels[" MK_PREBUILT "]"), "w1");
+    assert_string_equal(jx_str(packed, "metadata.annotations[" MK_PREBUILT "]"), "w2");
+    assert_null(jx_get(packed, "metadata.labels.x"));
+    assert_null(jx_get(packed, "metadata.annotations.big"));
+    assert_null(jx_get(packed, "spec"));
+    json_t *full = rc_unwrap(packed);
+    assert_true(json_equal(full, wl));
+    json_decref(full);
+    json_decref(packed);
+    /* the manager variant keeps neither; no labels means none in the wrapper */
+    packed = rc_pack(json_incref(wl), NULL);
+    assert_null(jx_get(packed, "metadata.uid"));
+    assert_null(jx_get(packed, "metadata.labels"));
+    json_decref(packed);
+    json_t *bare = parse("{\"metadata\":{\"name\":\"n\"}}");
+    packed = rc_pack_remote(json_incref(bare), NULL);
+    assert_null(jx_get(packed, "metadata.labels"));
+    assert_null(jx_get(packed, "metadata.annotations"));
+    full = rc_unwrap(packed);
+    assert_true(json_equal(full, bare));
+    json_decref(full);
+    json_decref(packed);
+    json_decref(bare);
+    json_decref(wl);
+}
+
 /* ---- metrics endpoint -------------------------------------------------------------- */
 
 static size_t collect(char *p, size_t s, size_t n, void *ud)
@@ -553,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_schema_managed_by),
         cmocka_unit_test(test_event),
         cmocka_unit_test(test_pack_round_trip),
+        cmocka_unit_test(test_pack_remote),
         cmocka_unit_test(test_metrics_endpoint),
     };
     return cmocka_run_group_tests_name("rc_parts", tests, NULL, NULL);
