@@ -4,19 +4,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/test_json.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "jsonx.h"
-
-static json_t *parse(const char *s)
-{
-    json_error_t e;
-    json_t *j = json_loads(s, 0, &e);
-    if (!j)
-        fail_msg("bad test JSON: %s", e.text);
-    return j;
-}
 
 static char *dump(const json_t *j)
 {
@@ -39,7 +32,7 @@ static const char *const DOC =
 static void test_get_paths(void **state)
 {
     (void)state;
-    json_t *d = parse(DOC);
+    json_t *d = tj_parse(DOC);
     assert_string_equal(jx_str(d, "metadata.name"), "job-1");
     assert_string_equal(jx_str(d, "metadata.labels[kueue.x-k8s.io/queue-name]"), "lq");
     assert_string_equal(jx_str(d, "metadata.labels.[kueue.x-k8s.io/queue-name]"), "lq");
@@ -58,7 +51,7 @@ static void test_get_paths(void **state)
 static void test_get_missing_and_invalid(void **state)
 {
     (void)state;
-    json_t *d = parse(DOC);
+    json_t *d = tj_parse(DOC);
     assert_null(jx_get(d, "metadata.nope"));
     assert_null(jx_get(d, "spec.containers.2.image")); /* out of range */
     assert_null(jx_get(d, "spec.containers.01"));      /* non-canonical index */
@@ -78,7 +71,7 @@ static void test_get_missing_and_invalid(void **state)
 static void test_typed_getters(void **state)
 {
     (void)state;
-    json_t *d = parse(DOC);
+    json_t *d = tj_parse(DOC);
     assert_int_equal(jx_int(d, "metadata.generation", -1), 3);
     assert_int_equal(jx_int(d, "spec.ratio", -1), -1); /* real is not an integer */
     assert_int_equal(jx_int(d, "metadata.name", -2), -2);
@@ -94,7 +87,7 @@ static void test_typed_getters(void **state)
 static void test_getv(void **state)
 {
     (void)state;
-    json_t *d = parse(DOC);
+    json_t *d = tj_parse(DOC);
     const char *key = "kueue.x-k8s.io/queue-name";
     assert_string_equal(json_string_value(jx_getv(d, "metadata", "labels", key)), "lq");
     assert_string_equal(json_string_value(jx_getv(d, "spec", "containers", "1", "image")), "img1");
@@ -108,7 +101,7 @@ static void test_getv(void **state)
 static void test_set_creates_parents(void **state)
 {
     (void)state;
-    json_t *d = parse("{\"metadata\":{\"name\":\"x\"}}");
+    json_t *d = tj_parse("{\"metadata\":{\"name\":\"x\"}}");
     assert_int_equal(jx_set_new_str(d, "metadata.labels[kueue.x-k8s.io/queue-name]", "lq"), 0);
     assert_int_equal(jx_set(d, "spec.a.b", json_integer(1)), 0);
     assert_int_equal(jx_set_new_str(d, "metadata.name", "y"), 0);
@@ -120,7 +113,7 @@ static void test_set_creates_parents(void **state)
 static void test_set_errors_and_arrays(void **state)
 {
     (void)state;
-    json_t *d = parse("{\"s\":\"str\",\"arr\":[{\"x\":1},2]}");
+    json_t *d = tj_parse("{\"s\":\"str\",\"arr\":[{\"x\":1},2]}");
     /* intermediate is a string: refused, value freed (ASan checks) */
     assert_int_equal(jx_set(d, "s.x", json_integer(1)), -1);
     assert_int_equal(jx_set(d, "arr.x", json_integer(1)), -1);
@@ -140,7 +133,7 @@ static void test_set_errors_and_arrays(void **state)
 static void test_del(void **state)
 {
     (void)state;
-    json_t *d = parse(DOC);
+    json_t *d = tj_parse(DOC);
     assert_int_equal(jx_del(d, "metadata.labels[kueue.x-k8s.io/queue-name]"), 0);
     assert_null(jx_get(d, "metadata.labels[kueue.x-k8s.io/queue-name]"));
     assert_int_equal(jx_del(d, "metadata.labels[kueue.x-k8s.io/queue-name]"), -1);

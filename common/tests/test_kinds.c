@@ -4,20 +4,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/test_json.h"
+
 #include <jansson.h>
 #include <string.h>
 
 #include "jsonx.h"
 #include "kinds/kinds.h"
-
-static json_t *parse(const char *s)
-{
-    json_error_t e;
-    json_t *j = json_loads(s, 0, &e);
-    if (!j)
-        fail_msg("bad test JSON: %s", e.text);
-    return j;
-}
 
 static void test_every_kind_of_the_reference_is_registered(void **state)
 {
@@ -94,10 +87,10 @@ static void test_job_pod_sets_and_min_parallelism(void **state)
     (void)state;
     char err[256];
     const struct mk_kind *k = mk_kind_by_gvk("batch/v1", "Job");
-    json_t *job = parse("{\"metadata\":{\"name\":\"j\",\"annotations\":{"
-                        "\"kueue.x-k8s.io/job-min-parallelism\":\"2\"}},"
-                        "\"spec\":{\"parallelism\":4,\"completions\":3,"
-                        "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}");
+    json_t *job = tj_parse("{\"metadata\":{\"name\":\"j\",\"annotations\":{"
+                           "\"kueue.x-k8s.io/job-min-parallelism\":\"2\"}},"
+                           "\"spec\":{\"parallelism\":4,\"completions\":3,"
+                           "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}");
     json_t *ps = mk_pod_sets(k, job, err, sizeof(err));
     assert_non_null(ps);
     assert_int_equal(json_array_size(ps), 1);
@@ -117,10 +110,10 @@ static void test_jobset_pod_sets(void **state)
     (void)state;
     char err[256];
     const struct mk_kind *k = mk_kind_by_gvk("jobset.x-k8s.io/v1alpha2", "JobSet");
-    json_t *js = parse("{\"spec\":{\"replicatedJobs\":["
-                       "{\"name\":\"Driver\",\"template\":{\"spec\":{\"template\":{}}}},"
-                       "{\"name\":\"workers\",\"replicas\":2,\"template\":{\"spec\":"
-                       "{\"parallelism\":3,\"template\":{\"spec\":{}}}}}]}}");
+    json_t *js = tj_parse("{\"spec\":{\"replicatedJobs\":["
+                          "{\"name\":\"Driver\",\"template\":{\"spec\":{\"template\":{}}}},"
+                          "{\"name\":\"workers\",\"replicas\":2,\"template\":{\"spec\":"
+                          "{\"parallelism\":3,\"template\":{\"spec\":{}}}}}]}}");
     json_t *ps = mk_pod_sets(k, js, err, sizeof(err));
     assert_non_null(ps);
     assert_string_equal(jx_str(ps, "0.name"), "driver");
@@ -129,7 +122,7 @@ static void test_jobset_pod_sets(void **state)
     assert_int_equal(jx_int(ps, "1.count", -1), 6);
     json_decref(ps);
     json_decref(js);
-    js = parse("{\"spec\":{\"replicatedJobs\":[]}}");
+    js = tj_parse("{\"spec\":{\"replicatedJobs\":[]}}");
     assert_null(mk_pod_sets(k, js, err, sizeof(err)));
     assert_non_null(strstr(err, "spec.replicatedJobs"));
     json_decref(js);
@@ -140,8 +133,8 @@ static void test_kubeflow_pod_sets_in_operator_order(void **state)
     (void)state;
     char err[256];
     const struct mk_kind *k = mk_kind_by_gvk("kubeflow.org/v1", "TFJob");
-    json_t *tf = parse("{\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":4},"
-                       "\"PS\":{\"replicas\":2},\"Chief\":{}}}}");
+    json_t *tf = tj_parse("{\"spec\":{\"tfReplicaSpecs\":{\"Worker\":{\"replicas\":4},"
+                          "\"PS\":{\"replicas\":2},\"Chief\":{}}}}");
     json_t *ps = mk_pod_sets(k, tf, err, sizeof(err));
     assert_non_null(ps);
     assert_int_equal(json_array_size(ps), 3);
@@ -160,9 +153,9 @@ static void test_ray_and_lws_pod_sets(void **state)
 {
     (void)state;
     char err[256];
-    json_t *rj = parse("{\"spec\":{\"rayClusterSpec\":{\"headGroupSpec\":{\"template\":{}},"
-                       "\"workerGroupSpecs\":[{\"groupName\":\"GPU\",\"replicas\":2,"
-                       "\"numOfHosts\":2,\"template\":{}}]}}}");
+    json_t *rj = tj_parse("{\"spec\":{\"rayClusterSpec\":{\"headGroupSpec\":{\"template\":{}},"
+                          "\"workerGroupSpecs\":[{\"groupName\":\"GPU\",\"replicas\":2,"
+                          "\"numOfHosts\":2,\"template\":{}}]}}}");
     json_t *ps = mk_pod_sets(mk_kind_by_gvk("ray.io/v1", "RayJob"), rj, err, sizeof(err));
     assert_non_null(ps);
     assert_int_equal(json_array_size(ps), 3);
@@ -172,8 +165,8 @@ static void test_ray_and_lws_pod_sets(void **state)
     json_decref(ps);
     json_decref(rj);
 
-    json_t *lws = parse("{\"spec\":{\"leaderWorkerTemplate\":{\"size\":4,"
-                        "\"leaderTemplate\":{},\"workerTemplate\":{}}}}");
+    json_t *lws = tj_parse("{\"spec\":{\"leaderWorkerTemplate\":{\"size\":4,"
+                           "\"leaderTemplate\":{},\"workerTemplate\":{}}}}");
     ps = mk_pod_sets(mk_kind_by_gvk("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"), lws, err,
                      sizeof(err));
     assert_non_null(ps);
@@ -187,11 +180,11 @@ static void test_bad_counts_are_refused(void **state)
 {
     (void)state;
     char err[256];
-    json_t *job = parse("{\"spec\":{\"parallelism\":\"many\"}}");
+    json_t *job = tj_parse("{\"spec\":{\"parallelism\":\"many\"}}");
     assert_null(mk_pod_sets(mk_kind_by_gvk("batch/v1", "Job"), job, err, sizeof(err)));
     assert_non_null(strstr(err, "parallelism"));
     json_decref(job);
-    json_t *d = parse("{\"spec\":{}}");
+    json_t *d = tj_parse("{\"spec\":{}}");
     assert_null(mk_pod_sets(mk_kind_by_gvk("apps/v1", "Deployment"), d, err, sizeof(err)));
     json_decref(d);
 }
@@ -200,7 +193,7 @@ static void test_job_remote_copy(void **state)
 {
     (void)state;
     const struct mk_kind *k = mk_kind_by_gvk("batch/v1", "Job");
-    json_t *job = parse(
+    json_t *job = tj_parse(
         "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","
         "\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"7\",\"finalizers\":[\"x\"],"
         "\"ownerReferences\":[{}],\"managedFields\":[{}],\"labels\":{\"kueue.x-k8s.io/queue-name\":"
@@ -238,12 +231,12 @@ static void test_job_remote_copy(void **state)
 static void test_statefulset_copy_carries_origin_uid(void **state)
 {
     (void)state;
-    json_t *sts = parse("{\"metadata\":{\"name\":\"s\",\"uid\":\"u9\"},\"spec\":{}}");
+    json_t *sts = tj_parse("{\"metadata\":{\"name\":\"s\",\"uid\":\"u9\"},\"spec\":{}}");
     json_t *c = mk_remote_copy(mk_kind_by_gvk("apps/v1", "StatefulSet"), sts, "o", "wl");
     assert_string_equal(jx_str(c, "metadata.annotations[kueue.x-k8s.io/multikueue-origin-uid]"),
                         "u9");
     json_decref(c);
-    json_t *lws = parse("{\"metadata\":{\"name\":\"l\",\"uid\":\"u8\"},\"spec\":{}}");
+    json_t *lws = tj_parse("{\"metadata\":{\"name\":\"l\",\"uid\":\"u8\"},\"spec\":{}}");
     c = mk_remote_copy(mk_kind_by_gvk("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"), lws, "o",
                        "wl");
     assert_null(jx_get(c, "metadata.annotations[kueue.x-k8s.io/prebuilt-workload-name]"));

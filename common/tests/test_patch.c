@@ -4,21 +4,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/test_json.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
 
 #include "patch.h"
-
-static json_t *parse(const char *s)
-{
-    json_error_t e;
-    json_t *j = json_loads(s, JSON_DECODE_ANY, &e);
-    if (!j)
-        fail_msg("bad test JSON %s: %s", s, e.text);
-    return j;
-}
 
 #define assert_json(j, expected)                                                                   \
     do {                                                                                           \
@@ -50,7 +43,7 @@ static void assert_round_trip(const json_t *orig, const struct jp *p)
 static void test_escaping(void **state)
 {
     (void)state;
-    json_t *doc = parse("{\"metadata\":{\"labels\":{}}}");
+    json_t *doc = tj_parse("{\"metadata\":{\"labels\":{}}}");
     struct jp *p = jp_new(doc);
     assert_non_null(p);
     assert_int_equal(
@@ -79,7 +72,7 @@ static void test_escaping(void **state)
 static void test_absent_parent_one_level(void **state)
 {
     (void)state;
-    json_t *doc = parse("{\"metadata\":{\"name\":\"x\"}}");
+    json_t *doc = tj_parse("{\"metadata\":{\"name\":\"x\"}}");
     struct jp *p = jp_new(doc);
     assert_int_equal(jp_set(p, json_string("1"), "metadata", "labels", "a"), 0);
     assert_int_equal(jp_set(p, json_string("2"), "metadata", "labels", "b"), 0);
@@ -96,7 +89,7 @@ static void test_absent_parent_one_level(void **state)
 static void test_absent_parent_two_levels(void **state)
 {
     (void)state;
-    json_t *doc = parse("{\"spec\":{}}");
+    json_t *doc = tj_parse("{\"spec\":{}}");
     struct jp *p = jp_new(doc);
     const char *segs[] = {"spec", "template", "metadata", "annotations", "x/y"};
     assert_int_equal(jp_set_path(p, segs, 5, json_string("v")), 0);
@@ -112,8 +105,9 @@ static void test_absent_parent_two_levels(void **state)
 static void test_replace_add_noop(void **state)
 {
     (void)state;
-    json_t *doc = parse("{\"spec\":{\"managedBy\":\"kueue.x-k8s.io/multikueue\",\"suspend\":false,"
-                        "\"list\":[1,2],\"n\":null,\"s\":\"str\"}}");
+    json_t *doc =
+        tj_parse("{\"spec\":{\"managedBy\":\"kueue.x-k8s.io/multikueue\",\"suspend\":false,"
+                 "\"list\":[1,2],\"n\":null,\"s\":\"str\"}}");
     struct jp *p = jp_new(doc);
     /* equal: nothing */
     assert_int_equal(jp_set(p, json_string("kueue.x-k8s.io/multikueue"), "spec", "managedBy"), 0);
@@ -153,11 +147,11 @@ static void test_replace_add_noop(void **state)
 static void test_replace_root(void **state)
 {
     (void)state;
-    json_t *doc = parse("{\"a\":1}");
+    json_t *doc = tj_parse("{\"a\":1}");
     struct jp *p = jp_new(doc);
-    assert_int_equal(jp_set(p, parse("{\"a\":1}")), 0);
+    assert_int_equal(jp_set(p, tj_parse("{\"a\":1}")), 0);
     assert_int_equal(jp_count(p), 0);
-    assert_int_equal(jp_set(p, parse("{\"b\":2}")), 0);
+    assert_int_equal(jp_set(p, tj_parse("{\"b\":2}")), 0);
     assert_ops(p, "[{\"op\":\"replace\",\"path\":\"\",\"value\":{\"b\":2}}]");
     assert_round_trip(doc, p);
     jp_free(p);
@@ -168,7 +162,7 @@ static void test_remove(void **state)
 {
     (void)state;
     json_t *doc =
-        parse("{\"metadata\":{\"labels\":{\"q/n\":\"x\"},\"s\":\"v\"},\"list\":[\"a\",\"b\"]}");
+        tj_parse("{\"metadata\":{\"labels\":{\"q/n\":\"x\"},\"s\":\"v\"},\"list\":[\"a\",\"b\"]}");
     struct jp *p = jp_new(doc);
     assert_int_equal(jp_remove(p, "metadata", "labels", "absent"), 0);
     assert_int_equal(jp_remove(p, "metadata", "annotations", "x"), 0);
@@ -190,9 +184,9 @@ static void test_remove(void **state)
 static void test_append(void **state)
 {
     (void)state;
-    json_t *doc = parse("{\"spec\":{\"gates\":[{\"name\":\"a\"}],\"s\":1}}");
+    json_t *doc = tj_parse("{\"spec\":{\"gates\":[{\"name\":\"a\"}],\"s\":1}}");
     struct jp *p = jp_new(doc);
-    assert_int_equal(jp_append(p, parse("{\"name\":\"b\"}"), "spec", "gates"), 0);
+    assert_int_equal(jp_append(p, tj_parse("{\"name\":\"b\"}"), "spec", "gates"), 0);
     assert_int_equal(jp_append(p, json_string("x"), "metadata", "finalizers"), 0);
     assert_int_equal(jp_append(p, json_string("y"), "metadata", "finalizers"), 0);
     assert_int_equal(jp_append(p, json_string("z"), "spec", "s"), -1);
@@ -209,7 +203,7 @@ static void test_append(void **state)
 static void test_base64(void **state)
 {
     (void)state;
-    json_t *doc = parse("{}");
+    json_t *doc = tj_parse("{}");
     struct jp *p = jp_new(doc);
     char *b = jp_base64(p);
     assert_string_equal(b, "W10="); /* "[]" */
@@ -241,7 +235,7 @@ static char err[256];
 
 static int apply(json_t *doc, const char *ops)
 {
-    json_t *o = parse(ops);
+    json_t *o = tj_parse(ops);
     err[0] = '\0';
     int rc = jp_apply(doc, o, err, sizeof(err));
     json_decref(o);
@@ -251,7 +245,7 @@ static int apply(json_t *doc, const char *ops)
 static void test_apply_ops(void **state)
 {
     (void)state;
-    json_t *doc = parse("{\"a\":{\"b\":[1,2,3]},\"c\":\"x\",\"k/~\":1}");
+    json_t *doc = tj_parse("{\"a\":{\"b\":[1,2,3]},\"c\":\"x\",\"k/~\":1}");
     assert_int_equal(apply(doc, "[{\"op\":\"add\",\"path\":\"/a/b/1\",\"value\":9},"
                                 "{\"op\":\"add\",\"path\":\"/a/b/-\",\"value\":4},"
                                 "{\"op\":\"add\",\"path\":\"/a/b/5\",\"value\":5},"
@@ -275,7 +269,7 @@ static void test_apply_ops(void **state)
 static void test_apply_errors(void **state)
 {
     (void)state;
-    json_t *doc = parse("{\"a\":{\"b\":[1]},\"s\":\"x\"}");
+    json_t *doc = tj_parse("{\"a\":{\"b\":[1]},\"s\":\"x\"}");
     struct {
         const char *ops, *msg;
     } cases[] = {
@@ -317,7 +311,7 @@ static void test_apply_errors(void **state)
         assert_json(doc, "{\"a\":{\"b\":[1]},\"s\":\"x\"}");
     }
     json_t *scalar = json_integer(1);
-    json_t *ops = parse("[]");
+    json_t *ops = tj_parse("[]");
     assert_int_equal(jp_apply(scalar, ops, err, sizeof(err)), -1);
     json_decref(ops);
     json_decref(scalar);
@@ -327,10 +321,10 @@ static void test_apply_errors(void **state)
 static void test_merge_diff_apply(void **state)
 {
     (void)state;
-    json_t *from = parse("{\"a\":1,\"b\":{\"c\":2,\"d\":3,\"e\":{\"f\":1}},\"g\":[1,2],"
-                         "\"h\":\"x\",\"i\":{\"j\":1}}");
-    json_t *to = parse("{\"a\":1,\"b\":{\"c\":2,\"d\":4,\"e\":{\"f\":1}},\"g\":[1],"
-                       "\"i\":\"now a string\",\"k\":{\"l\":null}}");
+    json_t *from = tj_parse("{\"a\":1,\"b\":{\"c\":2,\"d\":3,\"e\":{\"f\":1}},\"g\":[1,2],"
+                            "\"h\":\"x\",\"i\":{\"j\":1}}");
+    json_t *to = tj_parse("{\"a\":1,\"b\":{\"c\":2,\"d\":4,\"e\":{\"f\":1}},\"g\":[1],"
+                          "\"i\":\"now a string\",\"k\":{\"l\":null}}");
     json_t *d = jp_merge_diff(from, to);
     assert_json(d, "{\"h\":null,\"b\":{\"d\":4},\"g\":[1],\"i\":\"now a string\","
                    "\"k\":{\"l\":null}}");
@@ -349,8 +343,8 @@ static void test_merge_diff_apply(void **state)
     assert_json(d, "[1]");
     assert_int_equal(jp_merge_apply(from, d), -1);
     json_decref(d);
-    json_t *obj = parse("{\"x\":{\"y\":1}}");
-    t = parse("{\"x\":5}");
+    json_t *obj = tj_parse("{\"x\":{\"y\":1}}");
+    t = tj_parse("{\"x\":5}");
     assert_int_equal(jp_merge_apply(t, obj), 0); /* scalar replaced by an object */
     assert_json(t, "{\"x\":{\"y\":1}}");
     json_decref(t);

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/test_json.h"
+
 #include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,26 +29,17 @@
 
 extern const struct mk_kind mk_kind_job, mk_kind_jobset;
 
-static json_t *parse(const char *s)
-{
-    json_error_t e;
-    json_t *j = json_loads(s, 0, &e);
-    if (!j)
-        fail_msg("bad test JSON: %s", e.text);
-    return j;
-}
-
 /* ---- dispatchers ------------------------------------------------------------ */
 
 static void test_all_at_once(void **state)
 {
     (void)state;
-    json_t *clusters = parse("[\"zeta\",\"alpha\",\"mid\"]");
+    json_t *clusters = tj_parse("[\"zeta\",\"alpha\",\"mid\"]");
     int connected[] = {1, 1, 0};
     struct rc_nomination n;
     assert_int_equal(
         rc_nominate(RC_DISPATCH_ALL_AT_ONCE, clusters, connected, NULL, 3, 1000, 0, 5000, &n), 0);
-    json_t *want = parse("[\"alpha\",\"zeta\"]"); /* connected ones, by name */
+    json_t *want = tj_parse("[\"alpha\",\"zeta\"]"); /* connected ones, by name */
     assert_true(json_equal(n.clusters, want));
     assert_int_equal(n.requeue_ms, -1);
     rc_nomination_clear(&n);
@@ -57,13 +50,13 @@ static void test_all_at_once(void **state)
 static void test_incremental_rounds(void **state)
 {
     (void)state;
-    json_t *clusters = parse("[\"onprem\",\"aws\",\"gcp\"]");
+    json_t *clusters = tj_parse("[\"onprem\",\"aws\",\"gcp\"]");
     int connected[] = {1, 1, 1};
     struct rc_nomination n;
     /* t0: the first one, in config order; a round starts */
     assert_int_equal(
         rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, NULL, 1, 300000, 0, 1000, &n), 0);
-    json_t *want = parse("[\"onprem\"]");
+    json_t *want = tj_parse("[\"onprem\"]");
     assert_true(json_equal(n.clusters, want));
     assert_true(n.new_round);
     assert_int_equal(n.requeue_ms, 300000);
@@ -83,7 +76,7 @@ static void test_incremental_rounds(void **state)
     assert_int_equal(
         rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, cur, 1, 300000, 1000, 301000, &n),
         0);
-    want = parse("[\"onprem\",\"gcp\"]");
+    want = tj_parse("[\"onprem\",\"gcp\"]");
     assert_true(json_equal(n.clusters, want));
     json_decref(want);
     json_decref(cur);
@@ -110,13 +103,13 @@ static void test_incremental_rounds(void **state)
 static void test_external(void **state)
 {
     (void)state;
-    json_t *clusters = parse("[\"a\",\"b\"]");
+    json_t *clusters = tj_parse("[\"a\",\"b\"]");
     int connected[] = {1, 1};
-    json_t *cur = parse("[\"b\",\"not-in-config\",\"b\"]");
+    json_t *cur = tj_parse("[\"b\",\"not-in-config\",\"b\"]");
     struct rc_nomination n;
     assert_int_equal(rc_nominate(RC_DISPATCH_EXTERNAL, clusters, connected, cur, 3, 1000, 0, 1, &n),
                      0);
-    json_t *want = parse("[\"b\"]");
+    json_t *want = tj_parse("[\"b\"]");
     assert_true(json_equal(n.clusters, want));
     rc_nomination_clear(&n);
     assert_int_equal(
@@ -173,12 +166,12 @@ static void test_conditions_keep_transition_time(void **state)
 static void test_earliest_and_spec(void **state)
 {
     (void)state;
-    json_t *a = parse("{\"status\":{\"conditions\":[{\"type\":\"Admitted\",\"status\":\"True\","
-                      "\"lastTransitionTime\":\"2024-01-01T00:00:05Z\"}]}}");
-    json_t *b = parse("{\"status\":{\"conditions\":[{\"type\":\"Admitted\",\"status\":\"True\","
-                      "\"lastTransitionTime\":\"2024-01-01T00:00:03Z\"}]}}");
-    json_t *c = parse("{\"status\":{\"conditions\":[{\"type\":\"Admitted\",\"status\":\"False\","
-                      "\"lastTransitionTime\":\"2024-01-01T00:00:01Z\"}]}}");
+    json_t *a = tj_parse("{\"status\":{\"conditions\":[{\"type\":\"Admitted\",\"status\":\"True\","
+                         "\"lastTransitionTime\":\"2024-01-01T00:00:05Z\"}]}}");
+    json_t *b = tj_parse("{\"status\":{\"conditions\":[{\"type\":\"Admitted\",\"status\":\"True\","
+                         "\"lastTransitionTime\":\"2024-01-01T00:00:03Z\"}]}}");
+    json_t *c = tj_parse("{\"status\":{\"conditions\":[{\"type\":\"Admitted\",\"status\":\"False\","
+                         "\"lastTransitionTime\":\"2024-01-01T00:00:01Z\"}]}}");
     json_t *wls[] = {a, NULL, b, c};
     assert_int_equal(rc_earliest_true(wls, NULL, 4, "Admitted"), 2);
     int ok[] = {1, 1, 0, 1};
@@ -191,10 +184,11 @@ static void test_earliest_and_spec(void **state)
     json_decref(b);
     json_decref(c);
 
-    json_t *s1 = parse("{\"podSets\":[1],\"priority\":1,\"preemptionGates\":[{\"name\":\"g\"}]}");
-    json_t *s2 = parse("{\"podSets\":[1],\"priority\":1}");
-    json_t *s3 = parse("{\"podSets\":[1],\"priority\":5}");
-    json_t *s4 = parse("{\"podSets\":[2],\"priority\":1}");
+    json_t *s1 =
+        tj_parse("{\"podSets\":[1],\"priority\":1,\"preemptionGates\":[{\"name\":\"g\"}]}");
+    json_t *s2 = tj_parse("{\"podSets\":[1],\"priority\":1}");
+    json_t *s3 = tj_parse("{\"podSets\":[1],\"priority\":5}");
+    json_t *s4 = tj_parse("{\"podSets\":[2],\"priority\":1}");
     int prio;
     assert_true(rc_spec_equal(s1, s2, &prio));
     assert_false(rc_spec_equal(s2, s3, &prio));
@@ -212,12 +206,12 @@ static void test_earliest_and_spec(void **state)
 static void test_job_status_patch(void **state)
 {
     (void)state;
-    json_t *local = parse("{\"spec\":{\"suspend\":false},\"status\":{\"active\":0,\"old\":1}}");
-    json_t *remote = parse("{\"spec\":{},\"status\":{\"active\":1,\"startTime\":\"T\"}}");
+    json_t *local = tj_parse("{\"spec\":{\"suspend\":false},\"status\":{\"active\":0,\"old\":1}}");
+    json_t *remote = tj_parse("{\"spec\":{},\"status\":{\"active\":1,\"startTime\":\"T\"}}");
     int deferred;
     json_t *p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred);
     assert_false(deferred);
-    json_t *want = parse("{\"status\":{\"active\":1,\"startTime\":\"T\",\"old\":null}}");
+    json_t *want = tj_parse("{\"status\":{\"active\":1,\"startTime\":\"T\",\"old\":null}}");
     assert_true(json_equal(p, want));
     json_decref(want);
     json_decref(p);
@@ -230,7 +224,7 @@ static void test_job_status_patch(void **state)
     /* ... not when the remote finished, nor when managedBy is not honoured */
     assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 0, &deferred));
     json_decref(p);
-    jx_set(remote, "status.conditions", parse("[{\"type\":\"Complete\",\"status\":\"True\"}]"));
+    jx_set(remote, "status.conditions", tj_parse("[{\"type\":\"Complete\",\"status\":\"True\"}]"));
     assert_true(rc_job_finished(remote));
     assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred));
     assert_false(deferred);
@@ -255,7 +249,7 @@ static const char *job_json =
 static void test_build_workload(void **state)
 {
     (void)state;
-    json_t *job = parse(job_json);
+    json_t *job = tj_parse(job_json);
     char err[256];
     json_t *wl = rc_build_workload(&mk_kind_job, job, "team-a", "high", 1000, err, sizeof(err));
     assert_non_null(wl);
@@ -278,7 +272,7 @@ static void test_build_workload(void **state)
     assert_int_equal(jx_int(wl, "spec.podSets.0.count", 0), 2); /* min(parallelism, completions) */
 
     /* the remote copy: origin label, no job-uid, no owner, no finalizer */
-    jx_set(wl, "status", parse("{\"clusterName\":\"x\"}"));
+    jx_set(wl, "status", tj_parse("{\"clusterName\":\"x\"}"));
     jx_set_new_str(wl, "metadata.annotations.a", "b");
     json_t *r = rc_remote_workload(wl, "mine");
     assert_string_equal(jx_str(r, "metadata.labels[" MK_ORIGIN_LABEL "]"), "mine");
@@ -296,7 +290,7 @@ static void test_build_workload(void **state)
     assert_null(rc_build_workload(&mk_kind_job, job, "team-a", NULL, 0, err, sizeof(err)));
     json_decref(job);
 
-    json_t *checks = parse("[\"mk\",\"other\"]");
+    json_t *checks = tj_parse("[\"mk\",\"other\"]");
     json_t *st = rc_initial_status(checks, "T0");
     assert_int_equal(json_array_size(jx_get(st, "admissionChecks")), 2);
     assert_string_equal(jx_str(st, "admissionChecks.1.state"), "Pending");
@@ -350,27 +344,27 @@ static void test_admission_check_status(void **state)
 {
     (void)state;
     struct kcache *mkcs = kcache_new();
-    kcache_upsert(mkcs, parse("{\"metadata\":{\"name\":\"w1\"},\"status\":{\"conditions\":"
-                              "[{\"type\":\"Active\",\"status\":\"True\"}]}}"));
-    kcache_upsert(mkcs, parse("{\"metadata\":{\"name\":\"w2\"},\"status\":{\"conditions\":"
-                              "[{\"type\":\"Active\",\"status\":\"False\"}]}}"));
-    json_t *ac = parse("{\"spec\":{\"controllerName\":\"kueue.x-k8s.io/multikueue\","
-                       "\"parameters\":{\"apiGroup\":\"kueue.x-k8s.io\",\"kind\":"
-                       "\"MultiKueueConfig\",\"name\":\"cfg\"}}}");
-    json_t *cfg = parse("{\"spec\":{\"clusters\":[\"w1\"]}}");
+    kcache_upsert(mkcs, tj_parse("{\"metadata\":{\"name\":\"w1\"},\"status\":{\"conditions\":"
+                                 "[{\"type\":\"Active\",\"status\":\"True\"}]}}"));
+    kcache_upsert(mkcs, tj_parse("{\"metadata\":{\"name\":\"w2\"},\"status\":{\"conditions\":"
+                                 "[{\"type\":\"Active\",\"status\":\"False\"}]}}"));
+    json_t *ac = tj_parse("{\"spec\":{\"controllerName\":\"kueue.x-k8s.io/multikueue\","
+                          "\"parameters\":{\"apiGroup\":\"kueue.x-k8s.io\",\"kind\":"
+                          "\"MultiKueueConfig\",\"name\":\"cfg\"}}}");
+    json_t *cfg = tj_parse("{\"spec\":{\"clusters\":[\"w1\"]}}");
     struct rc_ac_state s;
     rc_ac_compute(ac, cfg, mkcs, &s);
     assert_string_equal(s.status, "True");
     assert_string_equal(s.reason, "Active");
     assert_string_equal(s.message, "The admission check is active");
     json_decref(cfg);
-    cfg = parse("{\"spec\":{\"clusters\":[\"w1\",\"w2\",\"w3\"]}}");
+    cfg = tj_parse("{\"spec\":{\"clusters\":[\"w1\",\"w2\",\"w3\"]}}");
     rc_ac_compute(ac, cfg, mkcs, &s);
     assert_string_equal(s.status, "True");
     assert_string_equal(s.reason, "SomeActiveClusters");
     assert_string_equal(s.message, "Missing clusters: [w3], Inactive clusters: [w2]");
     json_decref(cfg);
-    cfg = parse("{\"spec\":{\"clusters\":[\"w2\"]}}");
+    cfg = tj_parse("{\"spec\":{\"clusters\":[\"w2\"]}}");
     rc_ac_compute(ac, cfg, mkcs, &s);
     assert_string_equal(s.status, "False");
     assert_string_equal(s.reason, "NoUsableClusters");
@@ -398,10 +392,10 @@ static void test_admission_check_status(void **state)
 static void test_schema_managed_by(void **state)
 {
     (void)state;
-    json_t *old = parse("{\"definitions\":{\"io.k8s.api.batch.v1.JobSpec\":{\"properties\":"
-                        "{\"parallelism\":{}}}}}");
-    json_t *now = parse("{\"definitions\":{\"io.k8s.api.batch.v1.JobSpec\":{\"properties\":"
-                        "{\"managedBy\":{}}}}}");
+    json_t *old = tj_parse("{\"definitions\":{\"io.k8s.api.batch.v1.JobSpec\":{\"properties\":"
+                           "{\"parallelism\":{}}}}}");
+    json_t *now = tj_parse("{\"definitions\":{\"io.k8s.api.batch.v1.JobSpec\":{\"properties\":"
+                           "{\"managedBy\":{}}}}}");
     assert_int_equal(rc_schema_keeps_managed_by(old, &mk_kind_job), 0);
     assert_int_equal(rc_schema_keeps_managed_by(now, &mk_kind_job), 1);
     assert_int_equal(rc_schema_keeps_managed_by(old, &mk_kind_jobset), 1);
@@ -413,8 +407,8 @@ static void test_schema_managed_by(void **state)
 static void test_event(void **state)
 {
     (void)state;
-    json_t *wl = parse("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\","
-                       "\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\",\"uid\":\"u\"}}");
+    json_t *wl = tj_parse("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\","
+                          "\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\",\"uid\":\"u\"}}");
     json_t *ev = rc_event_build(wl, "Normal", "MultiKueue", "msg", "T");
     assert_string_equal(jx_str(ev, "involvedObject.kind"), "Workload");
     assert_string_equal(jx_str(ev, "involvedObject.uid"), "u");
@@ -430,12 +424,13 @@ static void test_event(void **state)
 static void test_pack_round_trip(void **state)
 {
     (void)state;
-    json_t *job = parse("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
-                        "\"j\",\"namespace\":\"ns\",\"uid\":\"u\",\"resourceVersion\":\"7\","
-                        "\"generation\":2,\"labels\":{\"a\":\"b\"},\"managedFields\":[{\"x\":1}],"
-                        "\"annotations\":{\"keep\":\"1\",\"kubectl.kubernetes.io/"
-                        "last-applied-configuration\":\"{...}\"}},\"spec\":{\"suspend\":true},"
-                        "\"status\":{\"active\":1}}");
+    json_t *job =
+        tj_parse("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+                 "\"j\",\"namespace\":\"ns\",\"uid\":\"u\",\"resourceVersion\":\"7\","
+                 "\"generation\":2,\"labels\":{\"a\":\"b\"},\"managedFields\":[{\"x\":1}],"
+                 "\"annotations\":{\"keep\":\"1\",\"kubectl.kubernetes.io/"
+                 "last-applied-configuration\":\"{...}\"}},\"spec\":{\"suspend\":true},"
+                 "\"status\":{\"active\":1}}");
     json_t *packed = rc_pack(json_incref(job), NULL);
     assert_non_null(packed);
     /* the wrapper: what handlers read, and the text */
@@ -470,11 +465,11 @@ static void test_pack_remote(void **state)
 {
     (void)state;
     json_t *wl =
-        parse("{\"kind\":\"Job\",\"metadata\":{\"name\":\"j\",\"namespace\":\"ns\","
-              "\"uid\":\"u1\",\"resourceVersion\":\"3\",\"deletionTimestamp\":\"t\","
-              "\"finalizers\":[\"f\"],\"labels\":{\"" MK_ORIGIN_LABEL "\":\"o\",\"x\":\"y\","
-              "\"" MK_PREBUILT "\":\"w1\"},\"annotations\":{\"" MK_PREBUILT "\":\"w2\","
-              "\"big\":\"z\"}},\"spec\":{\"a\":1}}");
+        tj_parse("{\"kind\":\"Job\",\"metadata\":{\"name\":\"j\",\"namespace\":\"ns\","
+                 "\"uid\":\"u1\",\"resourceVersion\":\"3\",\"deletionTimestamp\":\"t\","
+                 "\"finalizers\":[\"f\"],\"labels\":{\"" MK_ORIGIN_LABEL "\":\"o\",\"x\":\"y\","
+                 "\"" MK_PREBUILT "\":\"w1\"},\"annotations\":{\"" MK_PREBUILT "\":\"w2\","
+                 "\"big\":\"z\"}},\"spec\":{\"a\":1}}");
     json_t *packed = rc_pack_remote(json_incref(wl), NULL);
     assert_non_null(packed);
     /* what the GC and the remote handlers read stays in the wrapper */
@@ -496,7 +491,7 @@ static void test_pack_remote(void **state)
     assert_null(jx_get(packed, "metadata.uid"));
     assert_null(jx_get(packed, "metadata.labels"));
     json_decref(packed);
-    json_t *bare = parse("{\"metadata\":{\"name\":\"n\"}}");
+    json_t *bare = tj_parse("{\"metadata\":{\"name\":\"n\"}}");
     packed = rc_pack_remote(json_incref(bare), NULL);
     assert_null(jx_get(packed, "metadata.labels"));
     assert_null(jx_get(packed, "metadata.annotations"));

@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "tests/support/test_json.h"
+
 #include <string.h>
 
 #include "../gate.h"
@@ -11,26 +13,17 @@
 #include "../wlstatus.h"
 #include "jsonx.h"
 
-static json_t *parse(const char *s)
-{
-    json_error_t e;
-    json_t *j = json_loads(s, 0, &e);
-    if (!j)
-        fail_msg("bad test JSON: %s", e.text);
-    return j;
-}
-
 static void test_pod_requests(void **state)
 {
     (void)state;
     json_t *spec =
-        parse("{\"containers\":["
-              " {\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}},"
-              " {\"resources\":{\"limits\":{\"cpu\":\"1\",\"nvidia.com/gpu\":2}}},"
-              " {\"resources\":{\"requests\":{\"cpu\":\"100m\"},\"limits\":{\"cpu\":\"4\"}}}],"
-              "\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"3\"}}},"
-              " {\"resources\":{\"requests\":{\"memory\":\"10Mi\"}}}],"
-              "\"overhead\":{\"cpu\":\"10m\"}}");
+        tj_parse("{\"containers\":["
+                 " {\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}}},"
+                 " {\"resources\":{\"limits\":{\"cpu\":\"1\",\"nvidia.com/gpu\":2}}},"
+                 " {\"resources\":{\"requests\":{\"cpu\":\"100m\"},\"limits\":{\"cpu\":\"4\"}}}],"
+                 "\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"3\"}}},"
+                 " {\"resources\":{\"requests\":{\"memory\":\"10Mi\"}}}],"
+                 "\"overhead\":{\"cpu\":\"10m\"}}");
     struct rc_res r;
     char err[128];
     assert_int_equal(rc_pod_requests(spec, &r, err, sizeof(err)), 0);
@@ -44,7 +37,7 @@ static void test_pod_requests(void **state)
     assert_false(present);
     json_decref(spec);
 
-    spec = parse("{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"lots\"}}}]}");
+    spec = tj_parse("{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"lots\"}}}]}");
     assert_int_equal(rc_pod_requests(spec, &r, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "cpu"));
     json_decref(spec);
@@ -53,17 +46,17 @@ static void test_pod_requests(void **state)
 static void test_workload_requests(void **state)
 {
     (void)state;
-    json_t *wl = parse("{\"spec\":{\"podSets\":["
-                       "{\"name\":\"a\",\"count\":3,\"template\":{\"spec\":{\"containers\":[{"
-                       "\"resources\":{\"requests\":{\"cpu\":\"250m\"}}}]}}},"
-                       "{\"name\":\"b\",\"template\":{\"spec\":{\"containers\":[{\"resources\":{"
-                       "\"requests\":{\"cpu\":\"1\"}}}]}}}]}}");
+    json_t *wl = tj_parse("{\"spec\":{\"podSets\":["
+                          "{\"name\":\"a\",\"count\":3,\"template\":{\"spec\":{\"containers\":[{"
+                          "\"resources\":{\"requests\":{\"cpu\":\"250m\"}}}]}}},"
+                          "{\"name\":\"b\",\"template\":{\"spec\":{\"containers\":[{\"resources\":{"
+                          "\"requests\":{\"cpu\":\"1\"}}}]}}}]}}");
     struct rc_res r;
     char err[128];
     assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), 0);
     assert_int_equal(rc_res_get(&r, "cpu", NULL), 750 + 1000); /* count defaults to 1 */
     json_decref(wl);
-    wl = parse("{\"spec\":{\"podSets\":[{\"count\":-1,\"template\":{}}]}}");
+    wl = tj_parse("{\"spec\":{\"podSets\":[{\"count\":-1,\"template\":{}}]}}");
     assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), -1);
     json_decref(wl);
 }
@@ -71,11 +64,11 @@ static void test_workload_requests(void **state)
 static void test_cq_quota_sums_flavors(void **state)
 {
     (void)state;
-    json_t *cq =
-        parse("{\"spec\":{\"resourceGroups\":[{\"coveredResources\":[\"cpu\",\"nvidia.com/gpu\"],"
-              "\"flavors\":[{\"name\":\"a\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":8},"
-              "{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":\"4\"}]},"
-              "{\"name\":\"b\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"500m\"}]}]}]}}");
+    json_t *cq = tj_parse(
+        "{\"spec\":{\"resourceGroups\":[{\"coveredResources\":[\"cpu\",\"nvidia.com/gpu\"],"
+        "\"flavors\":[{\"name\":\"a\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":8},"
+        "{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":\"4\"}]},"
+        "{\"name\":\"b\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"500m\"}]}]}]}}");
     struct rc_res q;
     char err[128];
     assert_int_equal(rc_cq_quota(cq, &q, err, sizeof(err)), 0);
@@ -83,8 +76,8 @@ static void test_cq_quota_sums_flavors(void **state)
     assert_int_equal(rc_res_get(&q, "nvidia.com/gpu", NULL), 4000);
     assert_string_equal(q.flavor[0], "a"); /* the first flavor covering cpu */
     json_decref(cq);
-    cq = parse("{\"spec\":{\"resourceGroups\":[{\"flavors\":[{\"name\":\"a\",\"resources\":[{"
-               "\"name\":\"cpu\",\"nominalQuota\":\"x\"}]}]}]}}");
+    cq = tj_parse("{\"spec\":{\"resourceGroups\":[{\"flavors\":[{\"name\":\"a\",\"resources\":[{"
+                  "\"name\":\"cpu\",\"nominalQuota\":\"x\"}]}]}]}}");
     assert_int_equal(rc_cq_quota(cq, &q, err, sizeof(err)), -1);
     json_decref(cq);
 }
@@ -178,12 +171,13 @@ static void test_gate_uncovered_and_ties(void **state)
 static void test_reserve_patch(void **state)
 {
     (void)state;
-    json_t *wl = parse("{\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":2,\"template\":{"
-                       "\"spec\":{\"containers\":"
-                       "[{\"resources\":{\"requests\":{\"cpu\":\"250m\"}}}]}}}]},"
-                       "\"status\":{\"conditions\":[{\"type\":\"Evicted\",\"status\":\"True\","
-                       "\"reason\":\"AdmissionCheck\","
-                       "\"message\":\"gone\",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}");
+    json_t *wl =
+        tj_parse("{\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":2,\"template\":{"
+                 "\"spec\":{\"containers\":"
+                 "[{\"resources\":{\"requests\":{\"cpu\":\"250m\"}}}]}}}]},"
+                 "\"status\":{\"conditions\":[{\"type\":\"Evicted\",\"status\":\"True\","
+                 "\"reason\":\"AdmissionCheck\","
+                 "\"message\":\"gone\",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}");
     struct rc_res nominal = {0};
     *rc_res_slot(&nominal, "cpu") = 4000;
     snprintf(nominal.flavor[0], sizeof(nominal.flavor[0]), "default-flavor");
