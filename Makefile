@@ -17,7 +17,7 @@ TEST_LIBS  = -lcmocka
 # "pkg:cmd" is skipped when cmd is already on PATH (e.g. Node's own npm).
 DEB_PKGS  := build-essential pkg-config libmicrohttpd-dev libssl-dev libjansson-dev \
              libcurl4-openssl-dev libyaml-dev libcmocka-dev clang clang-format cppcheck \
-             openssl curl jq bats python3 unzip etcd-server npm:npm
+             openssl curl jq bats python3
 
 COMMON_SRC  := $(sort $(wildcard common/*.c common/kinds/*.c))
 UNIT_SRC    := $(sort $(wildcard common/tests/test_*.c webhook/tests/test_*.c reconciler/tests/test_*.c))
@@ -29,7 +29,7 @@ RECON_SRC   := $(sort $(filter-out reconciler/main.c,$(wildcard reconciler/*.c))
 SHELL  := /bin/bash
 OBJDIR := $(BUILD)/obj
 
-.PHONY: all deps build unit unit-asan lint fuzz test e2e e2e-asan e2e-up e2e-down demo bench clean help format
+.PHONY: all deps build testbed unit unit-asan lint fuzz test e2e e2e-asan e2e-up e2e-down demo bench clean help format
 
 all: deps build
 
@@ -40,7 +40,8 @@ help:
 	@echo "make unit       unit tests;  make unit-asan  the same under ASan+UBSan"
 	@echo "make fuzz       libFuzzer targets, bounded time each (FUZZ_SECONDS=$(FUZZ_SECONDS))"
 	@echo "make lint       clang-format check + cppcheck"
-	@echo "make e2e-up / e2e-down   start / stop etcd and three kube-apiservers"
+	@echo "make testbed    build the test bed's Kubernetes, etcd, Kueue, KWOK, Helm from Go modules (cached)"
+	@echo "make e2e-up / e2e-down   start / stop the three local clusters"
 	@echo "make deps       install missing Debian packages with apt-get"
 
 deps:
@@ -70,10 +71,6 @@ bin/mkueue-webhook: webhook/main.c $(WEBHOOK_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/
 bin/mkueue-reconciler: reconciler/main.c $(RECON_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/libmkueue.a
 	@mkdir -p bin
 	$(CC) $(ALL_CFLAGS) -Ireconciler -o $@ $^ $(LIBS)
-
-# The worker-side Kueue test double the test bed runs (see e2e/standin/).
-$(BUILD)/kueue-standin: e2e/standin/kueue_standin.c $(BUILD)/libmkueue.a
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
 # ---- unit tests -----------------------------------------------------------
 # One cmocka binary per test file, run under prove through cmocka's TAP output.
@@ -135,13 +132,19 @@ format:
 	clang-format -i $(C_FILES)
 
 # ---- end to end -----------------------------------------------------------
-e2e-up: deps build $(BUILD)/kueue-standin
+# The test bed's upstream parts (Kubernetes, etcd, Kueue, KWOK, Helm, job
+# controllers) from the Go modules pinned in e2e/gomod, built once into
+# /var/cache/mkueue and reused.
+testbed:
+	e2e/scripts/build-testbed.sh
+
+e2e-up: deps build
 	e2e/testbed.sh up
 
 e2e-down:
 	e2e/testbed.sh down
 
-e2e: deps build $(BUILD)/kueue-standin
+e2e: deps build
 	e2e/run.sh
 
 # The same scenarios against binaries built with ASan+UBSan: a memory error
@@ -156,7 +159,7 @@ $(ASAN_BIN)/mkueue-reconciler: reconciler/main.c $(RECON_SRC:%.c=$(BUILD)/asan/o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Ireconciler -o $@ $^ $(LIBS)
 
-e2e-asan: deps build $(BUILD)/kueue-standin $(ASAN_BIN)/mkueue-webhook $(ASAN_BIN)/mkueue-reconciler
+e2e-asan: deps build $(ASAN_BIN)/mkueue-webhook $(ASAN_BIN)/mkueue-reconciler
 	@rm -rf $(BUILD)/asan-reports && mkdir -p $(BUILD)/asan-reports
 	MKUEUE_BIN=$(CURDIR)/$(ASAN_BIN) \
 	  ASAN_OPTIONS=detect_leaks=1:log_path=$(CURDIR)/$(BUILD)/asan-reports/asan \
@@ -168,7 +171,7 @@ e2e-asan: deps build $(BUILD)/kueue-standin $(ASAN_BIN)/mkueue-webhook $(ASAN_BI
 E2E_ASAN_TESTS ?= e2e/tests/20-webhook.bats e2e/tests/30-reconciler-job.bats \
 	e2e/tests/32-reconciler-jobset.bats e2e/tests/33-reconciler-ha.bats
 
-demo: deps build $(BUILD)/kueue-standin
+demo: deps build
 	e2e/demo.sh
 
 test: deps lint build unit unit-asan chart-test image-check e2e e2e-asan
@@ -207,7 +210,7 @@ $(BUILD)/chart-kinds: charts/tests/chart_kinds.c $(BUILD)/libmkueue.a
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
 chart-test: deps $(BUILD)/chart-kinds
-	@HELM=$${HELM:-$$(e2e/scripts/install-helm.sh)} KINDS_TOOL=$(BUILD)/chart-kinds \
+	@HELM=$${HELM:-$$(e2e/scripts/build-testbed.sh)/bin/helm} KINDS_TOOL=$(BUILD)/chart-kinds \
 	  $(PROVE) -e '' charts/tests/chart-test.sh
 
 image-check: deps build
@@ -221,5 +224,5 @@ bench: bench-webhook bench-reconciler
 $(BUILD)/rc_bench: e2e/bench/rc_bench.c $(BUILD)/libmkueue.a
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
-bench-reconciler: deps build $(BUILD)/kueue-standin $(BUILD)/rc_bench
+bench-reconciler: deps build $(BUILD)/rc_bench
 	e2e/bench/reconciler.sh

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Runs the end-to-end scenarios (e2e/tests/*.bats, through prove) against the
-# three local clusters. Brings the test bed up and always tears it down,
+# three local clusters (testbed.sh). Brings the test bed up and always tears it down,
 # unless MKUEUE_E2E_KEEP=1. Pass scenario files to run a subset.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-PATH="$("$HERE/scripts/install-kubectl.sh"):$PATH" # kubectl >= 1.24
 ROOT=$(cd "$HERE/.." && pwd)
 export MKUEUE_ROOT=$ROOT
 
@@ -20,8 +19,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 "$HERE/testbed.sh" up
-eval "$("$HERE/testbed.sh" env)"
-export HELM=${HELM:-$("$HERE/scripts/install-helm.sh")}
+eval "$("$HERE/testbed.sh" env)" # KUBECONFIG, and the bed's kubectl and helm on PATH
 
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=("$HERE"/tests/*.bats)

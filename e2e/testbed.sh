@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
-# Three real Kubernetes control planes on loopback: `manager`, `worker-1`,
-# `worker-2`. One etcd (a prefix per cluster), a kube-apiserver and a
-# kube-controller-manager per cluster, TLS everywhere, client-cert admin,
-# RBAC, service-account keys; on each worker the Kueue test double
-# (e2e/standin). No kubelet: pods never run, tests finish work by patching
-# status.
+# Three current Kubernetes control planes on loopback: `manager`, `worker-1`,
+# `worker-2`, built from Go modules by scripts/build-testbed.sh. One etcd (a
+# prefix per cluster); per cluster a kube-apiserver, kube-controller-manager
+# (the Job controller on everywhere: managedBy keeps the manager from running
+# dispatched jobs), kube-scheduler, and KWOK with fake nodes (CPU, memory,
+# nvidia.com/gpu) that run pods through the stages in kwok/stages.yaml. On
+# each worker, real Kueue and the JobSet and LeaderWorkerSet controllers run
+# out of cluster, their webhooks registered by URL on loopback. TLS
+# everywhere, client-cert admin, RBAC, service-account keys.
 #
 #   e2e/testbed.sh up      start (idempotent: an already running bed is kept)
 #   e2e/testbed.sh down    stop every process and free the ports
 #   e2e/testbed.sh status  show what runs
-#   e2e/testbed.sh env     print the variables to source (KUBECONFIG ...)
+#   e2e/testbed.sh env     print the variables to source (KUBECONFIG, PATH ...)
 #
 # Settings (environment): MKUEUE_E2E_DIR (state, default /tmp/mkueue-e2e),
 # MKUEUE_ETCD_PORT (23790), MKUEUE_MANAGER_PORT (16443), MKUEUE_WORKER1_PORT
-# (16444), MKUEUE_WORKER2_PORT (16445), MKUEUE_CACHE (binary cache).
+# (16444), MKUEUE_WORKER2_PORT (16445), MKUEUE_PORT_BASE (19400: the
+# controllers' webhook and health ports), MKUEUE_CACHE (build cache).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-PATH="$("$HERE/scripts/install-kubectl.sh"):$PATH" # kubectl >= 1.24
 ROOT=$(cd "$HERE/.." && pwd)
 DIR=${MKUEUE_E2E_DIR:-/tmp/mkueue-e2e}
 ETCD_PORT=${MKUEUE_ETCD_PORT:-23790}
@@ -25,9 +28,22 @@ declare -A PORT=([manager]=${MKUEUE_MANAGER_PORT:-16443}
                  [worker-1]=${MKUEUE_WORKER1_PORT:-16444}
                  [worker-2]=${MKUEUE_WORKER2_PORT:-16445})
 CLUSTERS=(manager worker-1 worker-2)
+WORKERS=(worker-1 worker-2)
+PORT_BASE=${MKUEUE_PORT_BASE:-19400}
 PIDS="$DIR/pids"
-STANDIN=${MKUEUE_STANDIN:-$ROOT/build/kueue-standin}
 log() { echo "testbed: $*" >&2; }
+
+BED=$("$HERE/scripts/build-testbed.sh")
+PATH="$BED/bin:$PATH"
+
+# ctl_port CONTROLLER WORKER PURPOSE: fixed ports per controller and worker:
+# kueue 19411.., jobset 19421.., lws 19431..; health is webhook + 5.
+ctl_port() {
+    local c n=${2#worker-} off=0
+    case $1 in kueue) c=1 ;; jobset) c=2 ;; lws) c=3 ;; esac
+    [ "$3" = health ] && off=5
+    echo $((PORT_BASE + c * 10 + n + off))
+}
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -81,7 +97,13 @@ pki() {
         "127.0.0.1,localhost,kubernetes,kubernetes.default,kubernetes.default.svc"
     "$ROOT/certs/gen.sh" client "$d" admin ca "$c-admin" system:masters
     "$ROOT/certs/gen.sh" client "$d" kcm ca system:kube-controller-manager
+    "$ROOT/certs/gen.sh" client "$d" scheduler ca system:kube-scheduler
     "$ROOT/certs/gen.sh" sa "$d" sa
+    # the controllers' webhook servers on loopback
+    "$ROOT/certs/gen.sh" serving "$d" webhook ca "$c-webhooks" "127.0.0.1,localhost"
+    mkdir -p "$d/webhook-dir"
+    cp "$d/webhook.crt" "$d/webhook-dir/tls.crt"
+    cp "$d/webhook.key" "$d/webhook-dir/tls.key"
 }
 
 b64() { base64 -w0 <"$1"; }
@@ -112,31 +134,123 @@ current-context: $c
 YAML
 }
 
-wait_ready() {
-    local c=$1 i
-    for i in $(seq 300); do
-        if kubectl --kubeconfig "$DIR/kubeconfig/$c.yaml" get --raw /readyz >/dev/null 2>&1; then
-            return 0
-        fi
+# wait_for WHAT SECONDS CMD...: retries CMD until it succeeds; fails when a
+# bed process died or the time is up.
+wait_for() {
+    local what=$1 n=$(($2 * 5)) i; shift 2
+    for i in $(seq "$n"); do
+        "$@" >/dev/null 2>&1 && return 0
         if ! running; then
-            log "a process died while $c was starting; see $DIR/logs"
-            tail -n 20 "$DIR/logs/apiserver-$c.log" >&2 || true
+            log "a process died while waiting for $what; see $DIR/logs"
+            local pid name
+            while read -r pid name; do
+                kill -0 "$pid" 2>/dev/null || { log "$name died:"; tail -n 20 "$DIR/logs/$name.log" >&2; }
+            done <"$PIDS"
             return 1
         fi
         sleep 0.2
     done
-    log "$c did not become ready in 60s"
+    log "$what not ready in $2 s; see $DIR/logs"
     return 1
 }
 
+kc() { kubectl --kubeconfig "$DIR/kubeconfig/$1.yaml" "${@:2}"; }
+
+# CRDs: the manager gets the chart's (mkueue's own Kueue API), the workers
+# Kueue's real ones; every cluster gets the job kinds' real CRDs.
 install_crds() {
-    local c=$1 k="kubectl --kubeconfig $DIR/kubeconfig/$1.yaml"
-    local files=("$ROOT"/charts/mkueue/crds/*.yaml "$ROOT"/e2e/crds/*.yaml)
-    [ -e "${files[0]}" ] || return 0
-    $k apply -f "$ROOT/charts/mkueue/crds/" >/dev/null
-    [ -d "$ROOT/e2e/crds" ] && $k apply -f "$ROOT/e2e/crds/" >/dev/null
-    $k wait --for=condition=Established --timeout=60s crd --all >/dev/null
+    local c=$1
+    if [ "$c" = manager ]; then
+        kc "$c" apply --server-side -f "$ROOT/charts/mkueue/crds/" >/dev/null
+    else
+        kc "$c" apply --server-side -f "$BED/manifests/kueue/crds/" >/dev/null
+    fi
+    kc "$c" apply --server-side -f "$BED/manifests/jobs/" >/dev/null
+    kc "$c" wait --for=condition=Established --timeout=60s crd --all >/dev/null
 }
+
+# webhooks FILE CLUSTER PORT PREFIX: a controller's own webhook
+# configurations, its in-cluster service reference rewritten to a URL on
+# loopback with the bed's CA, names prefixed as its release manifests do.
+webhooks() {
+    local ca
+    ca=$(b64 "$DIR/pki/$2/ca.crt")
+    awk -v url="https://127.0.0.1:$3" -v ca="$ca" -v prefix="$4" '
+        /^metadata:/ { meta = 1; print; next }
+        meta && /^  name: / { print "  name: " prefix "-" $2; meta = 0; next }
+        /^[^ ]/ { meta = 0 }
+        /^ +service:$/ { svc = 1; ind = substr($0, 1, index($0, "s") - 1); next }
+        svc && /^ +path: / { print ind "url: " url $2; print ind "caBundle: " ca; svc = 0; next }
+        svc && /^ +(name|namespace|port): / { next }
+        { svc = 0; print }' "$1" | kc "$2" apply -f - >/dev/null
+}
+
+# nodes CLUSTER COUNT: fake nodes KWOK manages (8 CPU, 32Gi, 4 GPUs each).
+nodes() {
+    local i
+    for i in $(seq "$2"); do
+        kc "$1" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1-node-$i
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {type: kwok, kubernetes.io/hostname: $1-node-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64}
+status:
+  allocatable: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "4", pods: "110"}
+  capacity: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "4", pods: "110"}
+YAML
+    done
+}
+
+# Real Kueue on a worker: every integration, leader election off, its
+# webhooks served on loopback with the bed's certificate.
+start_kueue() {
+    local c=$1 conf="$DIR/conf/kueue-$1.yaml"
+    kc "$c" create namespace kueue-system >/dev/null 2>&1 || true
+    cat >"$conf" <<YAML
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+health: {healthProbeBindAddress: "127.0.0.1:$(ctl_port kueue "$c" health)"}
+metrics: {bindAddress: "0"}
+webhook: {host: 127.0.0.1, port: $(ctl_port kueue "$c" webhook), certDir: "$DIR/pki/$c/webhook-dir"}
+leaderElection: {leaderElect: false}
+internalCertManagement: {enable: false}
+integrations:
+  frameworks: [batch/job, jobset.x-k8s.io/jobset, kubeflow.org/mpijob, ray.io/rayjob,
+    ray.io/raycluster, ray.io/rayservice, kubeflow.org/paddlejob, kubeflow.org/pytorchjob,
+    kubeflow.org/tfjob, kubeflow.org/xgboostjob, kubeflow.org/jaxjob,
+    workload.codeflare.dev/appwrapper, trainer.kubeflow.org/trainjob, pod, deployment,
+    statefulset, leaderworkerset.x-k8s.io/leaderworkerset]
+YAML
+    webhooks "$BED/manifests/kueue/webhook.yaml" "$c" "$(ctl_port kueue "$c" webhook)" kueue
+    KUBECONFIG="$DIR/kubeconfig/$c.yaml" start "kueue-$c" "$BED/bin/kueue" --config "$conf" \
+        --feature-gates VisibilityOnDemand=false
+}
+
+# The JobSet and LeaderWorkerSet controllers on a worker, the same way.
+start_jobset_lws() {
+    local c=$1 name group
+    for name in jobset lws; do
+        group=jobset; [ $name = lws ] && group=lws
+        kc "$c" create namespace "$name-system" >/dev/null 2>&1 || true
+        cat >"$DIR/conf/$name-$c.yaml" <<YAML
+apiVersion: config.$group.x-k8s.io/v1alpha1
+kind: Configuration
+health: {healthProbeBindAddress: "127.0.0.1:$(ctl_port $name "$c" health)"}
+metrics: {bindAddress: "0"}
+webhook: {host: 127.0.0.1, port: $(ctl_port $name "$c" webhook), certDir: "$DIR/pki/$c/webhook-dir"}
+leaderElection: {leaderElect: false}
+internalCertManagement: {enable: false}
+YAML
+        webhooks "$BED/manifests/$name/webhook.yaml" "$c" "$(ctl_port $name "$c" webhook)" "$name"
+        POD_NAMESPACE=$name-system KUBECONFIG="$DIR/kubeconfig/$c.yaml" start "$name-$c" \
+            "$BED/bin/$name" --config "$DIR/conf/$name-$c.yaml"
+    done
+}
+
+healthy() { curl -sf "http://127.0.0.1:$1/readyz"; }
 
 up() {
     if running; then
@@ -144,15 +258,12 @@ up() {
         return 0
     fi
     stop_all
-    local kube
-    kube=$("$HERE/scripts/build-kube.sh")
-    [ -x "$STANDIN" ] || { log "$STANDIN is missing: run 'make e2e-up'"; return 1; }
+    local p c
     for p in "$ETCD_PORT" $((ETCD_PORT + 1)) "${PORT[@]}"; do
         port_busy "$p" && { log "port $p is in use; set MKUEUE_*_PORT"; return 1; }
     done
-    mkdir -p "$DIR/logs" "$DIR/kubeconfig"
+    mkdir -p "$DIR/logs" "$DIR/kubeconfig" "$DIR/conf"
     rm -rf "$DIR/etcd"
-    local c
     for c in "${CLUSTERS[@]}"; do pki "$c"; done
 
     start etcd etcd --name mkueue-e2e --data-dir "$DIR/etcd" \
@@ -161,42 +272,56 @@ up() {
         --listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
         --initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
         --initial-cluster "mkueue-e2e=http://127.0.0.1:$((ETCD_PORT + 1))" \
-        --quota-backend-bytes 4294967296 --unsafe-no-fsync
+        --quota-backend-bytes 4294967296 --unsafe-no-fsync --log-level warn
 
     for c in "${CLUSTERS[@]}"; do
         local d="$DIR/pki/$c"
         kubeconfig "$DIR/kubeconfig/$c.yaml" "$c" admin
         kubeconfig "$DIR/kubeconfig/$c-kcm.yaml" "$c" kcm
-        start "apiserver-$c" "$kube/kube-apiserver" \
+        kubeconfig "$DIR/kubeconfig/$c-scheduler.yaml" "$c" scheduler
+        start "apiserver-$c" kube-apiserver \
             --etcd-servers "http://127.0.0.1:$ETCD_PORT" --etcd-prefix "/$c" \
             --bind-address 127.0.0.1 --advertise-address 127.0.0.1 \
-            --secure-port "${PORT[$c]}" --insecure-port 0 \
+            --secure-port "${PORT[$c]}" \
             --tls-cert-file "$d/apiserver.crt" --tls-private-key-file "$d/apiserver.key" \
             --client-ca-file "$d/ca.crt" \
             --service-account-key-file "$d/sa.pub" \
             --service-account-signing-key-file "$d/sa.key" \
             --service-account-issuer "https://kubernetes.default.svc" \
             --api-audiences "https://kubernetes.default.svc" \
-            --authorization-mode RBAC --service-cluster-ip-range 10.96.0.0/16 \
-            --enable-priority-and-fairness=false --profiling=false \
-            --event-ttl 10m
+            --authorization-mode Node,RBAC --service-cluster-ip-range 10.96.0.0/16 \
+            --profiling=false --event-ttl 10m
     done
 
-    # Job controller off on the manager: stands in for spec.managedBy (K8s >= 1.30).
-    local base='*,-nodeipam,-nodelifecycle,-attachdetach,-persistentvolume-binder,-persistentvolume-expander,-cloud-node-lifecycle,-route,-service,-bootstrapsigner,-tokencleaner,-csrsigning'
+    local ctl='*,-nodeipam,-nodelifecycle,-attachdetach,-persistentvolume-binder,-persistentvolume-expander,-cloud-node-lifecycle,-route,-service,-bootstrapsigner,-tokencleaner,-csrsigning'
     for c in "${CLUSTERS[@]}"; do
-        wait_ready "$c"
-        local d="$DIR/pki/$c" ctl=$base
-        [ "$c" = manager ] && ctl="$base,-job,-cronjob"
-        start "kcm-$c" "$kube/kube-controller-manager" \
+        wait_for "apiserver $c" 60 kc "$c" get --raw /readyz
+        local d="$DIR/pki/$c"
+        start "kcm-$c" kube-controller-manager \
             --kubeconfig "$DIR/kubeconfig/$c-kcm.yaml" \
             --service-account-private-key-file "$d/sa.key" --root-ca-file "$d/ca.crt" \
             --use-service-account-credentials=true \
-            --leader-elect=false --port 0 --secure-port 0 --controllers "$ctl"
+            --leader-elect=false --secure-port 0 --controllers "$ctl"
+        start "scheduler-$c" kube-scheduler --kubeconfig "$DIR/kubeconfig/$c-scheduler.yaml" \
+            --leader-elect=false --secure-port 0
+        start "kwok-$c" kwok --kubeconfig "$DIR/kubeconfig/$c.yaml" \
+            --config "$HERE/kwok/stages.yaml" --manage-all-nodes=false \
+            --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+            --server-address "" --node-ip 10.244.0.1 --cidr 10.244.0.0/16
         install_crds "$c"
-        if [ "$c" != manager ]; then
-            start "kueue-standin-$c" "$STANDIN" --kubeconfig "$DIR/kubeconfig/$c.yaml" --name "$c"
-        fi
+        nodes "$c" 2
+    done
+    for c in "${WORKERS[@]}"; do
+        start_kueue "$c"
+        start_jobset_lws "$c"
+    done
+    for c in "${WORKERS[@]}"; do
+        wait_for "kueue on $c" 120 healthy "$(ctl_port kueue "$c" health)"
+        wait_for "jobset on $c" 60 healthy "$(ctl_port jobset "$c" health)"
+        wait_for "lws on $c" 60 healthy "$(ctl_port lws "$c" health)"
+    done
+    for c in "${CLUSTERS[@]}"; do
+        wait_for "nodes of $c" 60 kc "$c" wait --for=condition=Ready node --all --timeout=1s
     done
     merged
     log "up: manager :${PORT[manager]}, worker-1 :${PORT[worker-1]}, worker-2 :${PORT[worker-2]}; KUBECONFIG=$DIR/kubeconfig/all.yaml"
@@ -213,6 +338,7 @@ merged() {
 status() {
     if running; then log "running (state in $DIR)"; else log "not running"; fi
     [ -f "$PIDS" ] && cat "$PIDS"
+    cat "$BED/versions"
     return 0
 }
 
@@ -223,6 +349,9 @@ status) status ;;
 env)
     echo "export KUBECONFIG=$DIR/kubeconfig/all.yaml"
     echo "export MKUEUE_E2E_DIR=$DIR"
+    echo "export MKUEUE_BED=$BED"
+    echo "export PATH=$BED/bin:\$PATH"
+    echo "export HELM=$BED/bin/helm"
     for c in "${CLUSTERS[@]}"; do echo "export MKUEUE_PORT_${c//-/_}=${PORT[$c]}"; done ;;
 *) echo "usage: $0 up|down|status|env" >&2; exit 2 ;;
 esac

@@ -97,8 +97,8 @@ int mk_workload_name(const char *kind, const char *group, const char *name, cons
 json_t *mk_pod_sets(const struct mk_kind *k, const json_t *job, char *err, size_t errlen);
 
 /* The object to create on a worker: metadata reduced to name, namespace,
- * labels and annotations; origin label; prebuilt-workload-name annotation
- * (when the kind allows it); managedBy removed; self-cleanup fields removed;
+ * labels and annotations; origin label; prebuilt-workload-name label (as
+ * Kueue reads it, when the kind allows it); managedBy removed; self-cleanup fields removed;
  * status dropped; then the kind's own edits. New reference or NULL on oom. */
 json_t *mk_remote_copy(const struct mk_kind *k, const json_t *job, const char *origin,
                        const char *workload_name);

@@ -256,7 +256,7 @@ json_t *mk_remote_copy(const struct mk_kind *k, const json_t *job, const char *o
     if (jx_set_new_str(copy, "metadata.labels[" MK_ORIGIN_LABEL "]", origin) < 0)
         goto fail;
     if (k->prebuilt_allowed && workload_name &&
-        jx_set_new_str(copy, "metadata.annotations[" MK_PREBUILT "]", workload_name) < 0)
+        jx_set_new_str(copy, "metadata.labels[" MK_PREBUILT "]", workload_name) < 0)
         goto fail;
     if (k->managed_by_path)
         jx_del(copy, k->managed_by_path);

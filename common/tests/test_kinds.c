@@ -210,8 +210,10 @@ static void test_job_remote_copy(void **state)
     assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/multikueue-origin]"),
                         "multikueue");
     assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/queue-name]"), "team-a");
-    assert_string_equal(jx_str(c, "metadata.annotations[kueue.x-k8s.io/prebuilt-workload-name]"),
+    /* a label, as Kueue's jobframework reads it (constants.PrebuiltWorkloadLabel) */
+    assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]"),
                         "job-j-abcde");
+    assert_null(jx_get(c, "metadata.annotations[kueue.x-k8s.io/prebuilt-workload-name]"));
     assert_null(jx_get(c, "spec.managedBy"));
     assert_null(jx_get(c, "spec.ttlSecondsAfterFinished"));
     assert_null(jx_get(c, "spec.selector"));
@@ -239,7 +241,7 @@ static void test_statefulset_copy_carries_origin_uid(void **state)
     json_t *lws = tj_parse("{\"metadata\":{\"name\":\"l\",\"uid\":\"u8\"},\"spec\":{}}");
     c = mk_remote_copy(mk_kind_by_gvk("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"), lws, "o",
                        "wl");
-    assert_null(jx_get(c, "metadata.annotations[kueue.x-k8s.io/prebuilt-workload-name]"));
+    assert_null(jx_get(c, "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]"));
     json_decref(c);
     json_decref(sts);
     json_decref(lws);

@@ -1,5 +1,7 @@
 #!/usr/bin/env bats
-# The test bed itself: three clusters, Kueue's API, the job controllers.
+# The test bed itself: three current Kubernetes clusters, Kueue's API
+# (mkueue's CRDs on the manager, real Kueue on the workers), KWOK running
+# pods, the JobSet controller, and a manager that runs nothing of ours.
 
 load helpers
 
@@ -8,6 +10,37 @@ setup() { NS=$(fresh_ns tb); }
 teardown() {
     teardown_common
     for c in "${CLUSTERS[@]}"; do k "$c" delete ns "$NS" --ignore-not-found --wait=false >/dev/null; done
+}
+
+# a Job for NS on CONTEXT: job CONTEXT NAME RESULT [QUEUE]
+job() {
+    local labels="{}"
+    [ -n "${4:-}" ] && labels="{kueue.x-k8s.io/queue-name: $4}"
+    k "$1" apply -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {namespace: $NS, name: $2, labels: $labels}
+spec:
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations: {mkueue.test/result: $3, mkueue.test/duration: 1s}
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: main, image: busybox, resources: {requests: {cpu: 100m}}}
+YAML
+}
+
+@test "every cluster reports the Kubernetes version it was built as" {
+    want=$(awk '$1 == "kubernetes" { print $2 }' "$MKUEUE_BED/versions")
+    [[ "$want" == v1.3[4-9].* ]]
+    for c in "${CLUSTERS[@]}"; do
+        run k "$c" version -o json
+        [ "$status" -eq 0 ]
+        [ "$(echo "$output" | jq -r .serverVersion.gitVersion)" = "$want" ]
+        [ "$(echo "$output" | jq -r .clientVersion.gitVersion)" = "$want" ]
+    done
 }
 
 @test "each cluster serves Kueue's API and lists workloads and localqueues" {
@@ -22,7 +55,7 @@ teardown() {
     done
 }
 
-@test "a Workload written as v1beta1 is served as v1beta2" {
+@test "a Workload written as v1beta1 is served as v1beta2 on the manager" {
     k manager create ns $NS
     km apply -f - <<YAML
 apiVersion: kueue.x-k8s.io/v1beta1
@@ -43,14 +76,98 @@ YAML
     [ "$output" = "kueue.x-k8s.io/v1beta2 team-a" ]
 }
 
-@test "workers run Jobs; the manager's Job controller is off" {
-    for c in worker-1 manager; do
-        k "$c" create ns "$NS"
-        k "$c" -n "$NS" create job probe --image=busybox -- true
+@test "KWOK nodes are Ready with CPU, memory and GPUs on every cluster" {
+    for c in "${CLUSTERS[@]}"; do
+        [ "$(k "$c" get nodes -l type=kwok -o name | wc -l)" -ge 2 ]
+        run k "$c" get nodes -l type=kwok -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {.status.allocatable.nvidia\.com/gpu}{"\n"}{end}'
+        [ "$status" -eq 0 ]
+        ! echo "$output" | grep -v '^True 4$'
     done
-    eventually 20 has_pods worker-1 "$NS" job-name=probe
-    sleep 2
-    [ -z "$(km -n "$NS" get pods -o name)" ]
+}
+
+@test "KWOK runs a Job's pod to success, and to failure when the pod asks" {
+    k worker-1 create ns "$NS"
+    job worker-1 ok Succeeded
+    job worker-1 bad Failed
+    eventually 30 is_eq True jp worker-1 -n "$NS" job ok -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}'
+    eventually 30 is_eq True jp worker-1 -n "$NS" job bad -o jsonpath='{.status.conditions[?(@.type=="Failed")].status}'
+    [ "$(jp worker-1 -n "$NS" pods -l job-name=ok -o jsonpath='{.items[0].status.phase}')" = Succeeded ]
+    [ "$(jp worker-1 -n "$NS" pods -l job-name=ok -o jsonpath='{.items[0].spec.nodeName}')" = worker-1-node-1 ] ||
+        [ "$(jp worker-1 -n "$NS" pods -l job-name=ok -o jsonpath='{.items[0].spec.nodeName}')" = worker-1-node-2 ]
+}
+
+@test "real Kueue on a worker admits a queued Job, which then runs" {
+    kw1 apply -f "$MKUEUE_ROOT/e2e/manifests/worker.yaml" >/dev/null
+    k worker-1 create ns "$NS"
+    kw1 apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: $NS, name: team-a}
+spec: {clusterQueue: team-a-cq}
+YAML
+    job worker-1 queued Succeeded team-a
+    # Kueue's webhook suspended it, Kueue's controller made the Workload and admitted it
+    eventually 30 is_eq True jp worker-1 -n "$NS" workloads -o jsonpath='{.items[0].status.conditions[?(@.type=="Admitted")].status}'
+    eventually 30 is_eq True jp worker-1 -n "$NS" job queued -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}'
+    eventually 30 is_eq True jp worker-1 -n "$NS" workloads -o jsonpath='{.items[0].status.conditions[?(@.type=="Finished")].status}'
+}
+
+@test "the worker's JobSet controller creates the Jobs and KWOK runs them" {
+    k worker-1 create ns "$NS"
+    kw1 apply -f - >/dev/null <<YAML
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {namespace: $NS, name: js}
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 2
+    template:
+      spec:
+        template:
+          metadata:
+            annotations: {mkueue.test/result: Succeeded, mkueue.test/duration: 1s}
+          spec:
+            restartPolicy: Never
+            containers: [{name: main, image: busybox}]
+YAML
+    eventually 30 is_eq 2 count_of worker-1 jobs -n "$NS" -l jobset.sigs.k8s.io/jobset-name=js
+    eventually 60 is_eq True jp worker-1 -n "$NS" jobset js -o jsonpath='{.status.conditions[?(@.type=="Completed")].status}'
+}
+
+@test "the manager runs nothing of MultiKueue's: a managedBy Job makes no pod, a gated Pod stays unscheduled" {
+    k manager create ns "$NS"
+    km apply -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {namespace: $NS, name: managed}
+spec:
+  managedBy: kueue.x-k8s.io/multikueue
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {namespace: $NS, name: gated}
+spec:
+  schedulingGates: [{name: kueue.x-k8s.io/admission}]
+  containers: [{name: main, image: busybox}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {namespace: $NS, name: free, annotations: {mkueue.test/result: Running}}
+spec:
+  containers: [{name: main, image: busybox}]
+YAML
+    # the control: an ungated pod on the manager is scheduled and run by KWOK
+    eventually 30 is_eq Running jp manager -n "$NS" pod free -o jsonpath='{.status.phase}'
+    sleep 3
+    [ "$(jp manager -n "$NS" job managed -o jsonpath='{.spec.managedBy}')" = kueue.x-k8s.io/multikueue ]
+    [ "$(count_of manager pods -n "$NS" -l job-name=managed)" = 0 ]
+    [ -z "$(jp manager -n "$NS" pod gated -o jsonpath='{.spec.nodeName}')" ]
+    [ "$(jp manager -n "$NS" pod gated -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" = SchedulingGated ]
 }
 
 @test "the apiserver kubeconfigs use embedded credentials only" {

@@ -42,7 +42,7 @@ teardown() {
     [ -z "$(rc_remote_jobs "$other" "$NS")" ]
     # the remote copy: our origin, the prebuilt Workload, no TTL, no managedBy
     wl=$(rc_wl_name "$NS" work)
-    [ "$(jp "$c" -n "$NS" job work -o jsonpath='{.metadata.annotations.kueue\.x-k8s\.io/prebuilt-workload-name}')" = "$wl" ]
+    [ "$(jp "$c" -n "$NS" job work -o jsonpath='{.metadata.labels.kueue\.x-k8s\.io/prebuilt-workload-name}')" = "$wl" ]
     [ -z "$(jp "$c" -n "$NS" job work -o jsonpath='{.spec.ttlSecondsAfterFinished}')" ]
     # Kueue's metrics
     [ -n "$(rc_metric "$PORT" "multikueue_workloads_admitted_total{cluster_queue=\"team-a-cq\",cluster=\"$c\",replica_role=\"standalone\"}")" ]

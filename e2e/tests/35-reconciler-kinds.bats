@@ -59,7 +59,7 @@ dispatched() {
     other=worker-1; [ "$c" = worker-1 ] && other=worker-2
     [ "$(remote "$c" "$res" "$name" "{$mb}")" = "" ]
     [ "$(remote "$c" "$res" "$name" '{.metadata.labels.kueue\.x-k8s\.io/multikueue-origin}')" = multikueue ]
-    [ "$(remote "$c" "$res" "$name" '{.metadata.annotations.kueue\.x-k8s\.io/prebuilt-workload-name}')" = "$(rc_wl_name "$NS" "$name")" ]
+    [ "$(remote "$c" "$res" "$name" '{.metadata.labels.kueue\.x-k8s\.io/prebuilt-workload-name}')" = "$(rc_wl_name "$NS" "$name")" ]
     eventually 10 is_eq "" rc_remote_wls "$other" "$NS"
     ! k "$other" -n "$NS" get "$res" "$name" >/dev/null 2>&1
     # the manager's copy keeps managedBy: it never runs there

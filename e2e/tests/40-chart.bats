@@ -14,7 +14,7 @@ REL=mk40
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 setup_file() {
-    export HELM=${HELM:-$("$MKUEUE_ROOT/e2e/scripts/install-helm.sh")}
+    : "${HELM:?run through e2e/run.sh}"
     export KNS="mk40-sys-$RANDOM" CNS="mk40-certs-$RANDOM"
     export WEBHOOK_BIN="$BIN/mkueue-webhook" WEBHOOK_EXTRA="--metrics-port=$(free_port)"
     export WH_PORT=$(free_port)

@@ -1,6 +1,7 @@
 # Shared helpers for the bats scenarios. Loaded with `load helpers`.
 # The runner exports KUBECONFIG (contexts manager, worker-1, worker-2),
-# MKUEUE_E2E_DIR, MKUEUE_ROOT and HELM.
+# MKUEUE_E2E_DIR, MKUEUE_ROOT, MKUEUE_BED (the built parts) and HELM, and
+# puts the bed's kubectl first on PATH.
 
 CLUSTERS=(manager worker-1 worker-2)
 # Our binaries: bin/ by default, or e.g. the ASan+UBSan build (make e2e-asan).
@@ -35,10 +36,10 @@ dump_state() {
     local c
     for c in "${CLUSTERS[@]}"; do
         echo "# ---- $c"
-        k "$c" get workloads,localqueues,clusterqueues,jobs -A -o wide 2>&1 | sed 's/^/# /'
+        k "$c" get workloads,localqueues,clusterqueues,jobs,pods -A -o wide 2>&1 | grep -v kube-system | sed 's/^/# /'
     done
     for f in "$MKUEUE_E2E_DIR"/logs/*.log; do
-        case "$f" in *apiserver*|*etcd*|*kcm*) continue ;; esac
+        case "$f" in *apiserver*|*etcd*|*kcm*|*scheduler*|*kwok*) continue ;; esac
         echo "# ---- $(basename "$f")"
         tail -n 30 "$f" | sed 's/^/# /'
     done
@@ -76,3 +77,6 @@ stop_all_components() {
     done
     return 0
 }
+
+# count_of CONTEXT RESOURCE ARGS...: how many objects kubectl lists.
+count_of() { k "$1" get "${@:2}" -o name 2>/dev/null | grep -c . || true; }

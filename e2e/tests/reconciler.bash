@@ -49,7 +49,9 @@ rc_ns_delete() {
     for c in manager worker-1 worker-2; do k "$c" delete ns "$1" --wait=false >/dev/null 2>&1 || true; done
 }
 
-# rc_job NS NAME [CPU]: a Job for queue team-a on the manager.
+# rc_job NS NAME [CPU]: a Job for queue team-a on the manager. Its pod runs
+# until the scenario ends it (rc_finish_pod), or as RC_RESULT says
+# (Succeeded, Failed: KWOK ends it after RC_DURATION, default 1s).
 rc_job() {
     km apply -f - >/dev/null <<YAML
 apiVersion: batch/v1
@@ -63,6 +65,8 @@ spec:
   parallelism: 1
   completions: 1
   template:
+    metadata:
+      annotations: {mkueue.test/result: ${RC_RESULT:-Running}, mkueue.test/duration: ${RC_DURATION:-1s}}
     spec:
       restartPolicy: Never
       containers:
@@ -91,14 +95,14 @@ is_ready() { is_eq Ready rc_check_state "$1" "$2"; }
 has_cluster() { [ -n "$(rc_cluster_of "$1" "$2")" ]; }
 no_remote_objects() { [ "$(rc_count_remote_jobs "$1")" = 0 ] && [ "$(rc_count_remote_wls "$1")" = 0 ]; }
 
-# rc_finish_pod CLUSTER NS JOB [PHASE]: the job's pod on that worker ends.
+# rc_finish_pod CLUSTER NS JOB [PHASE]: the job's pod on that worker ends:
+# its KWOK result annotation changes and KWOK moves it to PHASE.
 rc_finish_pod() {
-    local pod code=0
-    [ "${4:-Succeeded}" = Succeeded ] || code=1
+    local pod
     eventually 20 has_pods "$1" "$2" "job-name=$3"
     pod=$(k "$1" -n "$2" get pods -l "job-name=$3" -o name | head -1)
-    k "$1" -n "$2" patch "$pod" --subresource=status --type=merge -p \
-        "{\"status\":{\"phase\":\"${4:-Succeeded}\",\"containerStatuses\":[{\"name\":\"main\",\"image\":\"busybox\",\"imageID\":\"\",\"ready\":false,\"restartCount\":0,\"state\":{\"terminated\":{\"exitCode\":$code,\"reason\":\"Completed\"}}}]}}" >/dev/null
+    k "$1" -n "$2" annotate --overwrite "$pod" "mkueue.test/result=${4:-Succeeded}" \
+        mkueue.test/duration=0s >/dev/null
 }
 
 # rc_metric PORT NAME-AND-LABELS: the value of one series (empty when absent).

@@ -1,0 +1,8 @@
+//go:build tools
+
+// Package tools pins the commands the test bed builds from this module.
+package tools
+
+import (
+	_ "go.etcd.io/etcd/server/v3"
+)
