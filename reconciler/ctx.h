@@ -50,6 +50,11 @@ struct rc_ctx {
     struct smap *lag;     /* first unsynced remote job event (long long * ms) per key */
     struct smap *assumed; /* gate: reservations written but not yet seen (struct rc_assumed *) */
     long gate_last_ms;    /* duration of the last quota gate pass (atomic) */
+    /* per Workload key, json_t * {"uid": the manager Workload's UID,
+     * "clusters": {cluster: UID of its copy removed once for spec drift}}
+     * (dispatch.c, under mu). In memory only: a restart allows one more
+     * re-create, never a loop. */
+    struct smap *drift;
 };
 
 /* Index of a kind among the enabled ones, -1 when not enabled. */

@@ -6,6 +6,7 @@
 
 #include "dispatchers.h"
 #include "jsonx.h"
+#include "specdiff.h"
 #include "wlstatus.h"
 
 static const char *const act_names[] = {
@@ -21,6 +22,7 @@ static const char *const act_names[] = {
     "local-suspend",
     "event",
     "count-admitted",
+    "drift-mark",
 };
 
 const char *rc_act_name(enum rc_act_type t)
@@ -322,10 +324,55 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
     requeue(p, o->worker_lost_timeout_ms < o->resync_ms ? o->worker_lost_timeout_ms : o->resync_ms);
 }
 
-void rc_decide(const struct rc_obs *o, struct rc_plan *p)
+/* A re-created copy that still differs (step 8): reported after the plan's
+ * other steps, in report_drift. */
+struct drift_report {
+    int cluster; /* index into o->remotes, -1 = none */
+    char path[RC_SPEC_PATH_MAX];
+};
+
+/* value 1 with the differing field's path (for the log), 0 with NULL. */
+static void drift_mark(struct rc_plan *p, int cluster, int value, const char *path)
 {
-    memset(p, 0, sizeof(*p));
-    p->requeue_ms = -1;
+    struct rc_act *a = add(p, RC_ACT_DRIFT_MARK, cluster);
+    if (!a)
+        return;
+    a->value = value;
+    snprintf(a->message, sizeof(a->message), "%s", path ? path : "");
+}
+
+/* Whether a status patch of the plan already writes admissionChecks: a
+ * second one, built from the same observation, would undo it. */
+static int plan_writes_checks(const struct rc_plan *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->acts[i].type == RC_ACT_WL_STATUS &&
+            json_object_get(p->acts[i].patch, "admissionChecks"))
+            return 1;
+    return 0;
+}
+
+/* The check's message names the first cluster whose re-created copy still
+ * differs; its state stays as it is (the copy is kept and may win). When
+ * this plan already changes the check, the report waits for the next pass. */
+static void report_drift(const struct rc_obs *o, struct rc_plan *p, const struct drift_report *d)
+{
+    if (d->cluster < 0 || plan_writes_checks(p))
+        return;
+    char msg[sizeof(p->acts[0].message)];
+    snprintf(msg, sizeof(msg),
+             "The copy on \"%s\" differs from this Workload after re-creation (%s); the "
+             "worker's Workload schema may be older than the manager's",
+             o->remotes[d->cluster].cluster, d->path);
+    const char *cur = jx_str(rc_check_find(o->wl, o->check), "message");
+    if (cur && strcmp(cur, msg) == 0)
+        return;
+    add_status(p, check_patch(o, check_state(o), msg, 0));
+    add_event(p, "Warning", RC_REASON_DRIFT, msg);
+}
+
+static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report *rep)
+{
     json_t *wl = o->wl;
     int deleting = rc_wl_deleting(wl);
 
@@ -388,19 +435,38 @@ void rc_decide(const struct rc_obs *o, struct rc_plan *p)
         cleanup(o, p, rc_wl_finished(wl));
         return;
     }
-    /* 8 (first, so drifted copies are not considered below): spec drift */
+    /* 8 (first, so drifted copies are not considered below): spec drift,
+     * compared as Kueue compares (specdiff.h). A copy that differs is
+     * removed once and re-created by step 12; when the re-created copy
+     * (another UID) still differs, that is reported and the copy kept:
+     * never a delete/re-create loop against a worker whose schema prunes
+     * or defaults differently. */
     int drifted[RC_MAX_CLUSTERS * 2] = {0};
     for (size_t i = 0; i < o->nremotes && i < RC_MAX_CLUSTERS * 2; i++) {
         const struct rc_remote *r = &o->remotes[i];
         int prio_only;
-        if (!r->available || !r->wl ||
-            rc_spec_equal(jx_get(r->wl, "spec"), jx_get(wl, "spec"), &prio_only))
+        char path[RC_SPEC_PATH_MAX];
+        if (!r->available || !r->wl)
             continue;
-        if (prio_only) {
-            add(p, RC_ACT_REMOTE_PRIORITY, (int)i);
-        } else {
+        if (rc_spec_equal(jx_get(wl, "spec"), jx_get(r->wl, "spec"), &prio_only, path,
+                          sizeof(path)) ||
+            prio_only) {
+            if (prio_only)
+                add(p, RC_ACT_REMOTE_PRIORITY, (int)i);
+            if (r->drift_uid)
+                drift_mark(p, (int)i, 0, NULL); /* the copy matches now */
+            continue;
+        }
+        const char *uid = jx_str(r->wl, "metadata.uid");
+        if (!r->drift_uid) {
             add(p, RC_ACT_REMOVE_REMOTE, (int)i);
+            drift_mark(p, (int)i, 1, path); /* after the removal: only a done one counts */
             drifted[i] = 1;
+        } else if (strcmp(r->drift_uid, uid ? uid : "") == 0) {
+            drifted[i] = 1; /* removed already; the cache still shows it */
+        } else if (rep->cluster < 0) {
+            rep->cluster = (int)i;
+            snprintf(rep->path, sizeof(rep->path), "%s", path);
         }
     }
     /* Once a cluster is recorded, only its copy speaks for the Workload: a
@@ -525,4 +591,13 @@ void rc_decide(const struct rc_obs *o, struct rc_plan *p)
             add(p, RC_ACT_REMOVE_REMOTE, (int)i); /* not nominated, or an orphaned job */
     }
     requeue(p, o->dispatcher_requeue_ms);
+}
+
+void rc_decide(const struct rc_obs *o, struct rc_plan *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->requeue_ms = -1;
+    struct drift_report rep = {.cluster = -1};
+    steps(o, p, &rep);
+    report_drift(o, p, &rep);
 }

@@ -19,7 +19,10 @@
 #include "kinds/kinds.h"
 
 #define RC_MAX_CLUSTERS 20 /* MultiKueueConfig.spec.clusters maxItems */
-#define RC_MAX_ACTS     (RC_MAX_CLUSTERS * 2 + 16)
+/* step 8 adds up to two actions per cluster, the winner or step 12 one more */
+#define RC_MAX_ACTS (RC_MAX_CLUSTERS * 3 + 16)
+/* reason of the Warning event: a re-created copy still differs */
+#define RC_REASON_DRIFT "RemoteSpecDiffers"
 
 struct rc_remote {
     const char *cluster;
@@ -28,6 +31,11 @@ struct rc_remote {
     long long lost_ms; /* unavailable: how long (monotonic); < 0 = unknown cluster */
     json_t *wl;        /* remote Workload with our origin (borrowed) or NULL */
     json_t *job;       /* remote job with our origin (borrowed) or NULL */
+    /* The UID of this cluster's copy that was removed once because its spec
+     * differed ("" when it had none), NULL when none was (borrowed). A copy
+     * that still differs and has another UID is the re-created one: the
+     * difference is reported, never answered by another delete. */
+    const char *drift_uid;
 };
 
 struct rc_obs {
@@ -63,6 +71,8 @@ enum rc_act_type {
     RC_ACT_LOCAL_SUSPEND,     /* set the local job's suspend flag to `value` */
     RC_ACT_EVENT,             /* an Event on the manager Workload */
     RC_ACT_COUNT_ADMITTED,    /* multikueue_workloads_admitted_total{cluster} */
+    RC_ACT_DRIFT_MARK,        /* value 1: the copy (its UID) was removed for drift (message:
+                               * the differing field); 0: forget that */
 };
 
 struct rc_act {

@@ -60,10 +60,81 @@ void rc_forget_deleted(struct rc_ctx *x, const char *key)
     json_t *old = smap_del(x->deleted, key);
     long long *r = smap_del(x->rounds, key);
     long long *l = smap_del(x->lag, key);
+    json_t *d = x->drift ? smap_del(x->drift, key) : NULL;
     pthread_mutex_unlock(&x->mu);
     json_decref(old);
     free(r);
     free(l);
+    json_decref(d);
+}
+
+/* ---- drift marks (ctx.h: x->drift) ------------------------------------------ */
+
+/* A copy (new reference) of the Workload's marks {cluster: remote UID}, or
+ * NULL when none are kept for this Workload (a same-named predecessor's
+ * marks do not count). */
+static json_t *drift_marks(struct rc_ctx *x, const char *key, const char *wl_uid)
+{
+    json_t *out = NULL;
+    pthread_mutex_lock(&x->mu);
+    json_t *e = x->drift ? smap_get(x->drift, key) : NULL;
+    const char *u = jx_str(e, "uid");
+    if (u && strcmp(u, wl_uid ? wl_uid : "") == 0)
+        out = json_deep_copy(json_object_get(e, "clusters"));
+    pthread_mutex_unlock(&x->mu);
+    return out;
+}
+
+/* Marks the cluster's copy (remote_uid) as removed once for drift, or
+ * forgets that when remote_uid is NULL. Returns 0, or -1 on oom. */
+static int drift_mark(struct rc_ctx *x, const char *key, const char *wl_uid, const char *cluster,
+                      const char *remote_uid)
+{
+    int rc = 0;
+    json_t *gone = NULL;
+    if (!wl_uid)
+        wl_uid = "";
+    pthread_mutex_lock(&x->mu);
+    if (!x->drift) {
+        pthread_mutex_unlock(&x->mu);
+        return remote_uid ? -1 : 0;
+    }
+    json_t *e = smap_get(x->drift, key);
+    const char *u = jx_str(e, "uid");
+    if (e && (!u || strcmp(u, wl_uid) != 0)) {
+        gone = smap_del(x->drift, key); /* another Workload of that name */
+        e = NULL;
+    }
+    if (!remote_uid) {
+        json_t *cl = json_object_get(e, "clusters");
+        json_object_del(cl, cluster);
+        if (e && json_object_size(cl) == 0) {
+            json_decref(gone);
+            gone = smap_del(x->drift, key);
+        }
+    } else {
+        if (!e) {
+            e = json_pack("{s:s,s:{}}", "uid", wl_uid, "clusters");
+            if (!e || smap_put(x->drift, key, e, NULL) < 0) {
+                json_decref(e);
+                e = NULL;
+            }
+        }
+        if (!e || json_object_set_new(json_object_get(e, "clusters"), cluster,
+                                      json_string(remote_uid)) < 0)
+            rc = -1;
+    }
+    pthread_mutex_unlock(&x->mu);
+    json_decref(gone);
+    return rc;
+}
+
+static void drift_forget(struct rc_ctx *x, const char *key)
+{
+    pthread_mutex_lock(&x->mu);
+    json_t *e = x->drift ? smap_del(x->drift, key) : NULL;
+    pthread_mutex_unlock(&x->mu);
+    json_decref(e);
 }
 
 void rc_note_remote_event(struct rc_ctx *x, const char *key)
@@ -92,6 +163,7 @@ struct held {
     char cq[254];
     char now[32];
     json_t *clusters;
+    json_t *drift; /* the Workload's drift marks (drift_marks), owned */
     struct rc_nomination nom;
     int have_nom;
 };
@@ -106,6 +178,7 @@ static void release(struct held *h)
     json_decref(h->obs.wl);
     json_decref(h->obs.job);
     json_decref(h->clusters);
+    json_decref(h->drift);
     if (h->have_nom)
         rc_nomination_clear(&h->nom);
 }
@@ -204,6 +277,7 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
 
     char why[300];
     h->clusters = rc_check_clusters(x, o->check, why, sizeof(why));
+    h->drift = drift_marks(x, key, jx_str(wl, "metadata.uid"));
     const char *ns = jx_str(wl, "metadata.namespace");
     const char *wname = jx_str(wl, "metadata.name");
     const char *jname = jx_str(owner, "name");
@@ -241,6 +315,7 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
             r->lost_ms = mkc ? 0 : -1; /* no MultiKueueCluster at all: lost for good */
             json_decref(mkc);
         }
+        r->drift_uid = json_string_value(json_object_get(h->drift, r->cluster));
         if (c) {
             r->wl = rc_cache_get(mkcs_conn_cache(c, RC_WATCH_WORKLOADS), key);
             r->job = remote_job(x, c, h->kind_index, ns, jname, wname);
@@ -619,10 +694,22 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             rc_event_emit(x->mgr, cur, a->etype, a->reason, a->message);
             if (strcmp(a->reason, "MultiKueue") == 0)
                 LOG_I(LG, a->message, "workload", key);
+            else if (strcmp(a->reason, RC_REASON_DRIFT) == 0)
+                LOG_W(LG, a->message, "workload", key);
             break;
         case RC_ACT_COUNT_ADMITTED:
             rc_metric_admitted(&x->metrics, h->cq, cluster);
             break;
+        case RC_ACT_DRIFT_MARK: {
+            const char *ruid = jx_str(h->remotes[a->cluster].wl, "metadata.uid");
+            rc = drift_mark(x, key, jx_str(h->obs.wl, "metadata.uid"), cluster,
+                            a->value ? (ruid ? ruid : "") : NULL);
+            if (rc == 0 && a->value)
+                LOG_W(LG,
+                      "remote workload differed from the manager's: removed, to be re-created once",
+                      "cluster", cluster, "workload", key, "field", a->message);
+            break;
+        }
         }
         if (rc < 0)
             LOG_D(LG, "action failed", "workload", key, "action", rc_act_name(a->type));
@@ -640,6 +727,7 @@ int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
     int rc = observe(x, key, h);
     if (rc == 1) {
         free(h);
+        drift_forget(x, key); /* the Workload is gone */
         return 0;
     }
     struct rc_plan *plan = malloc(sizeof(*plan));
@@ -667,6 +755,8 @@ int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
     if (rc < 0 && !in_cache && rc_wl_deleting(h->obs.wl)) {
         rc_remember_deleted(x, key, h->obs.wl); /* retry the cleanup */
     } else if (rc == 0) {
+        if (!in_cache)
+            drift_forget(x, key); /* gone, and cleaned up */
         /* Incremental rounds live in memory, per Workload */
         const char *st = plan->step;
         pthread_mutex_lock(&x->mu);

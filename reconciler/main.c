@@ -558,7 +558,9 @@ static int setup(struct app *a, char *err, size_t errlen)
     x->deleted = smap_new();
     x->lag = smap_new();
     x->assumed = smap_new();
-    if (!x->rounds || !x->deleted || !x->lag || !x->assumed || rc_metrics_init(&x->metrics) < 0) {
+    x->drift = smap_new();
+    if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->drift ||
+        rc_metrics_init(&x->metrics) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -710,6 +712,7 @@ static void teardown(struct app *a)
     smap_free(x->deleted, json_decref_void);
     smap_free(x->lag, free);
     smap_free(x->assumed, free);
+    smap_free(x->drift, json_decref_void);
     rc_metrics_free(&x->metrics);
     pthread_mutex_destroy(&x->mu);
 }

@@ -200,32 +200,6 @@ json_t *rc_wl_owner(const json_t *wl)
     return json_array_get(refs, 0);
 }
 
-int rc_spec_equal(const json_t *a, const json_t *b, int *prio_only)
-{
-    *prio_only = 0;
-    json_t *x = json_is_object(a) ? json_copy((json_t *)a) : json_object();
-    json_t *y = json_is_object(b) ? json_copy((json_t *)b) : json_object();
-    int eq = 0;
-    if (!x || !y)
-        goto out;
-    json_object_del(x, "preemptionGates");
-    json_object_del(y, "preemptionGates");
-    eq = json_equal(x, y);
-    if (!eq) {
-        static const char *const prio[] = {"priority", "priorityClassRef", "priorityClassName",
-                                           "priorityClassSource"};
-        for (size_t i = 0; i < sizeof(prio) / sizeof(prio[0]); i++) {
-            json_object_del(x, prio[i]);
-            json_object_del(y, prio[i]);
-        }
-        *prio_only = json_equal(x, y);
-    }
-out:
-    json_decref(x);
-    json_decref(y);
-    return eq;
-}
-
 int rc_earliest_true(json_t *const *wls, const int *eligible, size_t n, const char *type)
 {
     int best = -1;

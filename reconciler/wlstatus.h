@@ -47,9 +47,7 @@ int rc_has_finalizer(const json_t *obj, const char *finalizer);
 /* The controller ownerReference (else the first one), borrowed, or NULL. */
 json_t *rc_wl_owner(const json_t *wl);
 
-/* Specs equal for MultiKueue purposes (preemptionGates ignored). *prio_only
- * is set when they differ in priority/priorityClassRef only. */
-int rc_spec_equal(const json_t *a, const json_t *b, int *prio_only);
+/* Spec comparison with remote copies: specdiff.h. */
 
 /* Of the remotes (array of Workloads or NULLs, n entries), the index whose
  * condition `type` is True with the earliest lastTransitionTime (ties: lower

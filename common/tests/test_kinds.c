@@ -206,7 +206,7 @@ static void test_job_remote_copy(void **state)
     json_t *c = mk_remote_copy(k, job, "multikueue", "job-j-abcde");
     assert_non_null(c);
     json_t *meta = json_object_get(c, "metadata");
-    assert_int_equal(json_object_size(meta), 4); /* name, namespace, labels, annotations */
+    assert_int_equal(json_object_size(meta), 3); /* name, namespace, labels */
     assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/multikueue-origin]"),
                         "multikueue");
     assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/queue-name]"), "team-a");

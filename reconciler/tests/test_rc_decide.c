@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "../decide.h"
@@ -86,8 +87,8 @@ static void setup_obs(struct fixture *f, json_t *wl)
     f->o.managed_by_honoured = 1;
     f->o.remotes = f->r;
     f->o.nremotes = 2;
-    f->r[0] = (struct rc_remote){"worker-1", 1, 1, 0, NULL, NULL};
-    f->r[1] = (struct rc_remote){"worker-2", 1, 1, 0, NULL, NULL};
+    f->r[0] = (struct rc_remote){"worker-1", 1, 1, 0, NULL, NULL, NULL};
+    f->r[1] = (struct rc_remote){"worker-2", 1, 1, 0, NULL, NULL, NULL};
     f->nominated = json_pack("[s,s]", "worker-1", "worker-2");
     f->o.nominated = f->nominated;
     f->o.dispatcher_writes = 1;
@@ -443,6 +444,191 @@ static void test_spec_drift(void **state)
     teardown_obs(&f);
 }
 
+#define DRIFT_MSG                                                                                  \
+    "The copy on \"worker-1\" differs from this Workload after re-creation "                       \
+    "(spec.podSets[0].template.spec.containers[0].image); the worker's Workload schema may be "    \
+    "older than the manager's"
+
+/* A manager Workload whose pod template is what the manager stores, and
+ * its copy as a worker's Kueue stores it: pruned, defaulted, re-rendered. */
+static void with_template(json_t *wl)
+{
+    json_t *t = json_loads("{\"metadata\":{\"creationTimestamp\":null},\"spec\":{\"containers\":"
+                           "[{\"name\":\"c\",\"image\":\"busybox:1.36\",\"ports\":[{"
+                           "\"containerPort\":80}],\"resources\":{\"requests\":{\"cpu\":"
+                           "\"1000m\"}}}],\"restartPolicy\":\"Never\"}}",
+                           0, NULL);
+    assert_non_null(t);
+    assert_int_equal(jx_set(wl, "spec.podSets.0.template", t), 0);
+}
+
+static json_t *as_worker_stores(const json_t *mgr, const char *admitted_at, const char *image)
+{
+    json_t *r = remote_wl(mgr, admitted_at);
+    json_t *c = jx_get(r, "spec.podSets.0.template.spec.containers.0");
+    jx_del(r, "spec.podSets.0.template.metadata");
+    jx_set_new_str(c, "ports.0.protocol", "TCP");
+    jx_set_new_str(c, "resources.requests.cpu", "1");
+    jx_set(r, "spec.active", json_true());
+    if (image)
+        jx_set_new_str(c, "image", image);
+    return r;
+}
+
+static const char *check_message(const struct rc_act *a, char *state, size_t len)
+{
+    static char msg[1024];
+    json_t *doc = patched(a);
+    json_t *c = rc_check_find(doc, "mk");
+    snprintf(state, len, "%s", jx_str(c, "state") ? jx_str(c, "state") : "");
+    snprintf(msg, sizeof(msg), "%s", jx_str(c, "message") ? jx_str(c, "message") : "");
+    json_decref(doc);
+    return msg;
+}
+
+static void test_worker_rendering_is_no_drift(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    with_template(f.o.wl);
+    f.r[0].wl = as_worker_stores(f.o.wl, NULL, NULL);
+    f.r[1].wl = as_worker_stores(f.o.wl, NULL, NULL);
+    decide(&f);
+    assert_string_equal(f.plan.step, "nominate");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_DRIFT_MARK), 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 0);
+    /* the copies may win */
+    json_decref(f.r[1].wl);
+    f.r[1].wl = as_worker_stores(f.o.wl, T1, NULL);
+    decide(&f);
+    assert_string_equal(f.plan.step, "winner");
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_CREATE_REMOTE_JOB)->cluster, 1);
+    teardown_obs(&f);
+}
+
+static void test_drift_recreated_once_then_reported(void **state)
+{
+    (void)state;
+    struct fixture f;
+    char st[32];
+    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    with_template(f.o.wl);
+    jx_set(f.o.wl, "status.nominatedClusterNames", json_deep_copy(f.nominated));
+    f.r[0].wl = as_worker_stores(f.o.wl, NULL, "busybox:1.35");
+    f.r[1].wl = as_worker_stores(f.o.wl, NULL, NULL);
+
+    /* first time: removed, and marked only after the removal */
+    decide(&f);
+    assert_string_equal(f.plan.step, "nominate");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 1);
+    int rm = index_of(&f.plan, RC_ACT_REMOVE_REMOTE, 0);
+    int mk = index_of(&f.plan, RC_ACT_DRIFT_MARK, 0);
+    assert_int_equal(f.plan.acts[rm].cluster, 0);
+    assert_true(mk > rm);
+    assert_int_equal(f.plan.acts[mk].cluster, 0);
+    assert_int_equal(f.plan.acts[mk].value, 1);
+    assert_string_equal(f.plan.acts[mk].message,
+                        "spec.podSets[0].template.spec.containers[0].image");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_WL_STATUS), 0);
+
+    /* the cache still shows the removed copy: nothing again */
+    f.r[0].drift_uid = "remote-uid";
+    decide(&f);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_DRIFT_MARK), 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_WL_STATUS), 0);
+
+    /* gone: re-created (once) */
+    json_decref(f.r[0].wl);
+    f.r[0].wl = NULL;
+    decide(&f);
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_CREATE_REMOTE_WL)->cluster, 0);
+
+    /* the re-created copy still differs: reported, not deleted again */
+    f.r[0].wl = as_worker_stores(f.o.wl, NULL, "busybox:1.35");
+    jx_set_new_str(f.r[0].wl, "metadata.uid", "remote-uid-2");
+    decide(&f);
+    assert_string_equal(f.plan.step, "nominate");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_DRIFT_MARK), 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_WL_STATUS), 1);
+    assert_string_equal(check_message(rc_plan_find(&f.plan, RC_ACT_WL_STATUS), st, sizeof(st)),
+                        DRIFT_MSG);
+    assert_string_equal(st, "Pending"); /* the state stays */
+    const struct rc_act *ev = rc_plan_find(&f.plan, RC_ACT_EVENT);
+    assert_non_null(ev);
+    assert_string_equal(ev->etype, "Warning");
+    assert_string_equal(ev->reason, RC_REASON_DRIFT);
+    assert_string_equal(ev->message, DRIFT_MSG);
+
+    /* reported already: nothing more */
+    json_t *checks =
+        rc_checks_with(jx_get(f.o.wl, "status.admissionChecks"), "mk", "Pending", DRIFT_MSG, T1, 0);
+    assert_int_equal(jx_set(f.o.wl, "status.admissionChecks", checks), 0);
+    decide(&f);
+    assert_int_equal(f.plan.n, 0);
+
+    /* the copy matches again (e.g. the worker's Kueue was upgraded): the mark goes */
+    json_decref(f.r[0].wl);
+    f.r[0].wl = as_worker_stores(f.o.wl, NULL, NULL);
+    decide(&f);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_DRIFT_MARK), 1);
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_DRIFT_MARK)->value, 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
+    teardown_obs(&f);
+}
+
+static void test_reported_drift_never_evicts(void **state)
+{
+    (void)state;
+    struct fixture f;
+    char st[32];
+    /* the re-created copy is admitted: it wins; the report waits a pass */
+    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    with_template(f.o.wl);
+    f.r[0].wl = as_worker_stores(f.o.wl, T1, "busybox:1.35");
+    f.r[0].drift_uid = "removed-uid";
+    decide(&f);
+    assert_string_equal(f.plan.step, "winner");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_CREATE_REMOTE_JOB)->cluster, 0);
+    int with_checks = 0;
+    for (size_t i = 0; i < f.plan.n; i++)
+        if (f.plan.acts[i].type == RC_ACT_WL_STATUS &&
+            json_object_get(f.plan.acts[i].patch, "admissionChecks")) {
+            with_checks++;
+            check_message(&f.plan.acts[i], st, sizeof(st));
+            assert_string_equal(st, "Ready");
+        }
+    assert_int_equal(with_checks, 1);
+    teardown_obs(&f);
+
+    /* Ready on that cluster: the message changes, the state does not */
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    with_template(f.o.wl);
+    f.r[0].wl = as_worker_stores(f.o.wl, T1, "busybox:1.35");
+    f.r[0].drift_uid = "removed-uid";
+    f.r[0].job = local_job(0);
+    decide(&f);
+    assert_string_equal(f.plan.step, "winner");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_SYNC_JOB_STATUS), 1);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_WL_STATUS), 1);
+    const struct rc_act *a = rc_plan_find(&f.plan, RC_ACT_WL_STATUS);
+    assert_string_equal(check_message(a, st, sizeof(st)), DRIFT_MSG);
+    assert_string_equal(st, "Ready");
+    json_t *doc = patched(a);
+    assert_null(jx_get(doc, "status.conditions")); /* no eviction */
+    assert_string_equal(jx_str(rc_check_find(doc, "mk"), "lastTransitionTime"), T0);
+    json_decref(doc);
+    teardown_obs(&f);
+}
+
 static void test_rejections(void **state)
 {
     (void)state;
@@ -572,6 +758,9 @@ int main(void)
         cmocka_unit_test(test_out_of_sync_and_stale_copies),
         cmocka_unit_test(test_remote_evicted),
         cmocka_unit_test(test_spec_drift),
+        cmocka_unit_test(test_worker_rendering_is_no_drift),
+        cmocka_unit_test(test_drift_recreated_once_then_reported),
+        cmocka_unit_test(test_reported_drift_never_evicts),
         cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_deletion_cleans_up),
         cmocka_unit_test(test_owner_gone),

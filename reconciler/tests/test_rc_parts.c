@@ -22,6 +22,7 @@
 #include "../pack.h"
 #include "../rc_metrics.h"
 #include "../schema.h"
+#include "../specdiff.h"
 #include "../wlstatus.h"
 #include "../workload_create.h"
 #include "buf.h"
@@ -190,10 +191,10 @@ static void test_earliest_and_spec(void **state)
     json_t *s3 = tj_parse("{\"podSets\":[1],\"priority\":5}");
     json_t *s4 = tj_parse("{\"podSets\":[2],\"priority\":1}");
     int prio;
-    assert_true(rc_spec_equal(s1, s2, &prio));
-    assert_false(rc_spec_equal(s2, s3, &prio));
+    assert_true(rc_spec_equal(s1, s2, &prio, NULL, 0));
+    assert_false(rc_spec_equal(s2, s3, &prio, NULL, 0));
     assert_true(prio);
-    assert_false(rc_spec_equal(s2, s4, &prio));
+    assert_false(rc_spec_equal(s2, s4, &prio, NULL, 0));
     assert_false(prio);
     json_decref(s1);
     json_decref(s2);
