@@ -166,7 +166,7 @@ install_crds() {
         kc "$c" apply --server-side -f "$BED/manifests/kueue/crds/" >/dev/null
     fi
     kc "$c" apply --server-side -f "$BED/manifests/jobs/" >/dev/null
-    kc "$c" wait --for=condition=Established --timeout=60s crd --all >/dev/null
+    wait_for "CRDs of $c" 60 kc "$c" wait --for=condition=Established --timeout=5s crd --all
 }
 
 # webhooks FILE CLUSTER PORT PREFIX: a controller's own webhook
@@ -201,6 +201,9 @@ status:
   capacity: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "4", pods: "110"}
 YAML
     done
+    # the apiserver taints a new node not-ready; the node lifecycle controller,
+    # off here (no kubelet heartbeats), would be the one to lift it
+    kc "$1" taint nodes -l type=kwok node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 }
 
 # Real Kueue on a worker: every integration, leader election off, its
@@ -225,6 +228,10 @@ integrations:
     statefulset, leaderworkerset.x-k8s.io/leaderworkerset]
 YAML
     webhooks "$BED/manifests/kueue/webhook.yaml" "$c" "$(ctl_port kueue "$c" webhook)" kueue
+    # Kueue reads its metrics certificate from this fixed path when it does
+    # not manage certificates itself (metrics are off here, the file must exist)
+    mkdir -p /etc/kueue/metrics/certs
+    cp "$DIR/pki/$c/webhook-dir/tls.crt" "$DIR/pki/$c/webhook-dir/tls.key" /etc/kueue/metrics/certs/
     KUBECONFIG="$DIR/kubeconfig/$c.yaml" start "kueue-$c" "$BED/bin/kueue" --config "$conf" \
         --feature-gates VisibilityOnDemand=false
 }
@@ -281,7 +288,7 @@ up() {
         kubeconfig "$DIR/kubeconfig/$c-scheduler.yaml" "$c" scheduler
         start "apiserver-$c" kube-apiserver \
             --etcd-servers "http://127.0.0.1:$ETCD_PORT" --etcd-prefix "/$c" \
-            --bind-address 127.0.0.1 --advertise-address 127.0.0.1 \
+            --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --endpoint-reconciler-type none \
             --secure-port "${PORT[$c]}" \
             --tls-cert-file "$d/apiserver.crt" --tls-private-key-file "$d/apiserver.key" \
             --client-ca-file "$d/ca.crt" \
@@ -293,7 +300,8 @@ up() {
             --profiling=false --event-ttl 10m
     done
 
-    local ctl='*,-nodeipam,-nodelifecycle,-attachdetach,-persistentvolume-binder,-persistentvolume-expander,-cloud-node-lifecycle,-route,-service,-bootstrapsigner,-tokencleaner,-csrsigning'
+    # no cloud, no volumes, no node lifecycle (KWOK keeps the fake nodes Ready)
+    local ctl='*,-node-ipam-controller,-node-lifecycle-controller,-persistentvolume-attach-detach-controller,-persistentvolume-binder-controller,-persistentvolume-expander-controller,-certificatesigningrequest-signing-controller'
     for c in "${CLUSTERS[@]}"; do
         wait_for "apiserver $c" 60 kc "$c" get --raw /readyz
         local d="$DIR/pki/$c"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the test bed's upstream parts from the Go modules pinned in
-# e2e/gomod/*/go.mod (Kubernetes, etcd, Kueue with the JobSet and
+# e2e/gomod/*/go.mod (Kubernetes, etcd, Kueue, the JobSet and
 # LeaderWorkerSet controllers, KWOK, Helm), once, into the cache outside the
 # repository, and prints the directory that holds them:
 #
@@ -78,8 +78,6 @@ build_kueue() {
     v=$(mod_version "$d" sigs.k8s.io/kueue)
     (cd "$d" && go build -ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$v" \
         -o "$o/bin/kueue" sigs.k8s.io/kueue/cmd/kueue)
-    (cd "$d" && go build -ldflags "-s -w" -o "$o/bin/jobset" sigs.k8s.io/jobset)
-    (cd "$d" && go build -ldflags "-s -w" -o "$o/bin/lws" sigs.k8s.io/lws/cmd)
     # Kueue's real CRDs and webhook configurations, from the module's own files
     m=$(mod_dir "$d" sigs.k8s.io/kueue)
     mkdir -p "$o/manifests/kueue/crds" "$o/manifests/jobs"
@@ -105,11 +103,27 @@ build_kueue() {
         done
         echo "$mod $(mod_version "$d" "$mod")" >>"$o/versions"
     done
-    # the JobSet and LeaderWorkerSet controllers' webhook configurations
-    mkdir -p "$o/manifests/jobset" "$o/manifests/lws"
-    cp "$(mod_dir "$d" sigs.k8s.io/jobset)/config/components/webhook/manifests.yaml" "$o/manifests/jobset/webhook.yaml"
-    cp "$(mod_dir "$d" sigs.k8s.io/lws)/config/webhook/manifests.yaml" "$o/manifests/lws/webhook.yaml"
     sed -i "1i kueue $v" "$o/versions"
+}
+
+# The JobSet and LeaderWorkerSet controllers, each in its own module: they
+# build against an older controller-runtime than Kueue's.
+build_jobset() {
+    local v
+    v=$(mod_version "$1" sigs.k8s.io/jobset)
+    (cd "$1" && go build -ldflags "-s -w" -o "$2/bin/jobset" sigs.k8s.io/jobset)
+    mkdir -p "$2/manifests/jobset"
+    cp "$(mod_dir "$1" sigs.k8s.io/jobset)/config/components/webhook/manifests.yaml" "$2/manifests/jobset/webhook.yaml"
+    echo "jobset $v" >"$2/versions"
+}
+
+build_lws() {
+    local v
+    v=$(mod_version "$1" sigs.k8s.io/lws)
+    (cd "$1" && go build -ldflags "-s -w" -o "$2/bin/lws" sigs.k8s.io/lws/cmd)
+    mkdir -p "$2/manifests/lws"
+    cp "$(mod_dir "$1" sigs.k8s.io/lws)/config/webhook/manifests.yaml" "$2/manifests/lws/webhook.yaml"
+    echo "lws $v" >"$2/versions"
 }
 
 build_kwok() {
@@ -132,7 +146,7 @@ build_helm() {
 if [ "${1:-}" = part ]; then part "$2"; exit 0; fi
 
 # The bed: one folder of links over the parts, keyed by the parts' keys.
-PARTS=(kubernetes etcd kueue kwok helm)
+PARTS=(kubernetes etcd kueue jobset lws kwok helm)
 dirs=() bedkey=""
 for n in "${PARTS[@]}"; do
     dirs+=("$(part "$n")")

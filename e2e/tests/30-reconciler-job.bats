@@ -53,6 +53,10 @@ teardown() {
     eventually 20 is_ready "$NS" run
     c=$(rc_cluster_of "$NS" run)
     eventually 20 is_eq 1 jp manager -n "$NS" job run -o jsonpath='{.status.active}'
+    # the pod runs on the worker (KWOK), and nothing runs on the manager
+    eventually 20 is_eq Running jp "$c" -n "$NS" pods -l job-name=run -o jsonpath='{.items[0].status.phase}'
+    [ "$(jp manager -n "$NS" job run -o jsonpath='{.spec.managedBy}')" = kueue.x-k8s.io/multikueue ]
+    [ "$(count_of manager pods -n "$NS")" = 0 ]
     rc_finish_pod "$c" "$NS" run
     eventually 20 is_eq 1 jp manager -n "$NS" job run -o jsonpath='{.status.succeeded}'
     eventually 10 is_eq True jp manager -n "$NS" job run -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}'

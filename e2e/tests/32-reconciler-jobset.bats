@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# mkueue-reconciler with JobSets. The bed's workers have no JobSet
-# controller: the tests play it by writing the remote JobSet's status.
+# mkueue-reconciler with JobSets. On the workers the real JobSet controller
+# turns the remote copy into Jobs, KWOK runs their pods (which run until the
+# scenario ends them), and the status travels back to the manager.
 
 load helpers
 load reconciler
@@ -46,6 +47,8 @@ spec:
     template:
       spec:
         template:
+          metadata:
+            annotations: {mkueue.test/result: Running}
           spec:
             restartPolicy: Never
             containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]
@@ -56,6 +59,8 @@ spec:
         parallelism: 2
         completions: 2
         template:
+          metadata:
+            annotations: {mkueue.test/result: Running}
           spec:
             restartPolicy: Never
             containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]
@@ -63,7 +68,11 @@ YAML
 }
 
 remote_jobsets() { k "$1" -n "$NS" get jobsets -l kueue.x-k8s.io/multikueue-origin=multikueue -o name 2>/dev/null; }
-remote_status() { k "$1" -n "$NS" patch jobset "$2" --subresource=status --type=merge -p "$3" >/dev/null; }
+# finish CLUSTER JOBSET: every pod of the JobSet on that worker ends (KWOK).
+finish() {
+    k "$1" -n "$NS" annotate pods -l "jobset.sigs.k8s.io/jobset-name=$2" --overwrite \
+        mkueue.test/result=Succeeded mkueue.test/duration=0s >/dev/null
+}
 
 @test "a JobSet is dispatched to exactly one worker with its pod sets; the loser's copy is removed" {
     jobset train
@@ -87,10 +96,13 @@ remote_status() { k "$1" -n "$NS" patch jobset "$2" --subresource=status --type=
     jobset run
     eventually 20 is_ready "$NS" run
     c=$(rc_cluster_of "$NS" run)
-    remote_status "$c" run '{"status":{"replicatedJobsStatus":[{"name":"leader","active":1,"ready":1,"succeeded":0,"failed":0,"suspended":0},{"name":"workers","active":2,"ready":2,"succeeded":0,"failed":0,"suspended":0}]}}'
-    eventually 10 is_eq "1 2" jp manager -n "$NS" jobset run -o jsonpath='{.status.replicatedJobsStatus[*].active}'
-    remote_status "$c" run '{"status":{"conditions":[{"type":"Completed","status":"True","reason":"AllJobsCompleted","message":"jobset completed successfully","lastTransitionTime":"2024-01-01T00:00:00Z"}],"replicatedJobsStatus":[{"name":"leader","active":0,"ready":0,"succeeded":1,"failed":0,"suspended":0},{"name":"workers","active":0,"ready":0,"succeeded":2,"failed":0,"suspended":0}]}}'
-    eventually 20 is_eq True jp manager -n "$NS" jobset run -o jsonpath='{.status.conditions[?(@.type=="Completed")].status}'
+    # the worker's JobSet controller made the Jobs; KWOK runs their 5 pods
+    eventually 30 is_eq 3 count_of "$c" jobs -n "$NS" -l jobset.sigs.k8s.io/jobset-name=run
+    eventually 30 is_eq 5 count_of "$c" pods -n "$NS" -l jobset.sigs.k8s.io/jobset-name=run --field-selector=status.phase=Running
+    eventually 20 is_eq "1 2" jp manager -n "$NS" jobset run -o jsonpath='{.status.replicatedJobsStatus[*].ready}'
+    [ "$(count_of manager pods -n "$NS")" = 0 ]
+    finish "$c" run
+    eventually 60 is_eq True jp manager -n "$NS" jobset run -o jsonpath='{.status.conditions[?(@.type=="Completed")].status}'
     [ "$(jp manager -n "$NS" jobset run -o jsonpath='{.status.replicatedJobsStatus[*].succeeded}')" = "1 2" ]
     eventually 20 is_eq True rc_cond "$NS" run Finished
     eventually 20 is_eq "" remote_jobsets "$c"

@@ -80,3 +80,6 @@ stop_all_components() {
 
 # count_of CONTEXT RESOURCE ARGS...: how many objects kubectl lists.
 count_of() { k "$1" get "${@:2}" -o name 2>/dev/null | grep -c . || true; }
+
+# is_eq WANT CMD...: CMD prints WANT (for `eventually`).
+is_eq() { [ "$("${@:2}")" = "$1" ]; }

@@ -90,7 +90,6 @@ rc_cluster_of() { rc_wl "$1" "$2" '{.status.clusterName}'; }
 rc_check_state() { rc_wl "$1" "$2" '{.status.admissionChecks[0].state}'; }
 rc_cond() { rc_wl "$1" "$2" "{.status.conditions[?(@.type==\"$3\")].status}"; }
 
-is_eq() { [ "$("${@:2}")" = "$1" ]; }
 is_ready() { is_eq Ready rc_check_state "$1" "$2"; }
 has_cluster() { [ -n "$(rc_cluster_of "$1" "$2")" ]; }
 no_remote_objects() { [ "$(rc_count_remote_jobs "$1")" = 0 ] && [ "$(rc_count_remote_wls "$1")" = 0 ]; }

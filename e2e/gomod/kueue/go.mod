@@ -1,13 +1,9 @@
-// Wrapper module: Kueue for the workers, with the JobSet and LeaderWorkerSet controllers at the versions Kueue itself pins.
+// Wrapper module: Kueue for the workers; its go.mod pins the job kinds' modules whose CRDs the bed installs.
 module mkueue.local/testbed/kueue
 
 go 1.26.0
 
-require (
-	sigs.k8s.io/jobset v0.11.1
-	sigs.k8s.io/kueue v0.17.0
-	sigs.k8s.io/lws v0.8.0
-)
+require sigs.k8s.io/kueue v0.17.0
 
 require (
 	cel.dev/expr v0.25.1 // indirect
@@ -143,7 +139,9 @@ require (
 	sigs.k8s.io/cluster-inventory-api v0.0.0-20251028164203-2e3fabb46733 // indirect
 	sigs.k8s.io/controller-runtime v0.23.3 // indirect
 	sigs.k8s.io/gateway-api v1.5.0 // indirect
+	sigs.k8s.io/jobset v0.11.1 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
+	sigs.k8s.io/lws v0.8.0 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/scheduler-plugins v0.34.1-devel // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.2 // indirect

@@ -3,8 +3,4 @@
 // Package tools pins the commands the test bed builds from this module.
 package tools
 
-import (
-	_ "sigs.k8s.io/kueue/cmd/kueue"
-	_ "sigs.k8s.io/jobset"
-	_ "sigs.k8s.io/lws/cmd"
-)
+import _ "sigs.k8s.io/kueue/cmd/kueue"
