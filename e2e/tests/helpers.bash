@@ -39,9 +39,9 @@ dump_state() {
         k "$c" get workloads,localqueues,clusterqueues,jobs,pods -A -o wide 2>&1 | grep -v kube-system | sed 's/^/# /'
     done
     for f in "$MKUEUE_E2E_DIR"/logs/*.log; do
-        case "$f" in *apiserver*|*etcd*|*kcm*|*scheduler*|*kwok*) continue ;; esac
+        case "$f" in *apiserver*|*etcd*|*kcm*|*scheduler*|*kwok*|*jobset-*|*lws-*) continue ;; esac
         echo "# ---- $(basename "$f")"
-        tail -n 30 "$f" | sed 's/^/# /'
+        grep -v '"informer"' "$f" | tail -n 30 | cut -c1-600 | sed 's/^/# /'
     done
 }
 

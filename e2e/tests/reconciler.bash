@@ -49,7 +49,8 @@ rc_ns_delete() {
     for c in manager worker-1 worker-2; do k "$c" delete ns "$1" --wait=false >/dev/null 2>&1 || true; done
 }
 
-# rc_job NS NAME [CPU]: a Job for queue team-a on the manager. Its pod runs
+# rc_job NS NAME [CPU]: a Job for queue team-a on the manager, as the webhook
+# leaves it (managedBy MultiKueue, suspended). Its pod runs
 # until the scenario ends it (rc_finish_pod), or as RC_RESULT says
 # (Succeeded, Failed: KWOK ends it after RC_DURATION, default 1s).
 rc_job() {
@@ -61,6 +62,8 @@ metadata:
   name: $2
   labels: {kueue.x-k8s.io/queue-name: team-a}
 spec:
+  managedBy: kueue.x-k8s.io/multikueue
+  suspend: true
   ttlSecondsAfterFinished: 5
   parallelism: 1
   completions: 1
