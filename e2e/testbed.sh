@@ -167,6 +167,8 @@ install_crds() {
     fi
     kc "$c" apply --server-side -f "$BED/manifests/jobs/" >/dev/null
     wait_for "CRDs of $c" 60 kc "$c" wait --for=condition=Established --timeout=5s crd --all
+    # the Kubeflow trainer's runtime that TrainJobs refer to
+    kc "$c" apply --server-side -f "$BED/manifests/runtimes/" >/dev/null
 }
 
 # webhooks FILE CLUSTER PORT PREFIX: a controller's own webhook

@@ -11,8 +11,8 @@
 #                     jobs/*.yaml (the job kinds' real CRDs, from their modules)
 #   <dir>/versions    one "name version" line per part
 #
-# Each part is keyed by the hash of its go.mod, go.sum and this script, so a
-# changed pin rebuilds that part only; everything else is reused.
+# Each part is keyed by the hash of its go.mod, go.sum and build function, so
+# a changed pin rebuilds that part only; everything else is reused.
 # MKUEUE_CACHE (default /var/cache/mkueue) moves the cache. Progress goes to
 # stderr, the directory to stdout. `build-testbed.sh part NAME` builds one.
 set -euo pipefail
@@ -32,7 +32,9 @@ mod_version() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }
 # mod_dir DIR MODULE: that module's files in the module cache (downloaded).
 mod_dir() { (cd "$1" && go mod download -json "$2" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p'); }
 
-key_of() { cat "$MODS/$1/go.mod" "$MODS/$1/go.sum" "$HERE/build-testbed.sh" | sha256sum | cut -c1-12; }
+# A part's key: its go.mod, go.sum and build function, so editing one part's
+# recipe rebuilds that part only.
+key_of() { { cat "$MODS/$1/go.mod" "$MODS/$1/go.sum"; declare -f "build_$1"; } | sha256sum | cut -c1-12; }
 
 # part NAME: builds e2e/gomod/NAME into $CACHE/parts/NAME-<key> unless done.
 part() {
@@ -83,6 +85,9 @@ build_kueue() {
     mkdir -p "$o/manifests/kueue/crds" "$o/manifests/jobs"
     cp "$m"/config/components/crd/bases/*.yaml "$o/manifests/kueue/crds/"
     cp "$m/config/components/webhook/manifests.yaml" "$o/manifests/kueue/webhook.yaml"
+    # Kueue's own example objects (queues, flavors, cohorts, priority classes)
+    mkdir -p "$o/manifests/kueue/examples"
+    cp "$m"/cmd/kueueviz/examples/*.yaml "$o/manifests/kueue/examples/"
     # The job kinds' real CRDs, at the versions Kueue pins, from their modules
     local jobs=(
         "sigs.k8s.io/jobset config/components/crd/bases/*.yaml"
@@ -103,6 +108,10 @@ build_kueue() {
         done
         echo "$mod $(mod_version "$d" "$mod")" >>"$o/versions"
     done
+    # the trainer's own torch-distributed ClusterTrainingRuntime: TrainJobs name it
+    mkdir -p "$o/manifests/runtimes"
+    cp "$(mod_dir "$d" github.com/kubeflow/trainer/v2)/manifests/base/runtimes/torch_distributed.yaml" \
+        "$o/manifests/runtimes/"
     sed -i "1i kueue $v" "$o/versions"
 }
 

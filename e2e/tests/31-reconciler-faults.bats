@@ -9,7 +9,7 @@ load helpers
 load reconciler
 
 PORT=$((RC_METRICS_BASE + 1))
-LOST=20 # --worker-lost-timeout, seconds
+LOST=30 # --worker-lost-timeout, seconds (room for a loaded 2-core machine)
 FLAGS=(--leader-elect=false --gc-interval 5s --worker-lost-timeout ${LOST}s
        --probe-interval 1s --worker-timeout 2s)
 

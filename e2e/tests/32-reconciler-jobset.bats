@@ -68,6 +68,12 @@ YAML
 }
 
 remote_jobsets() { k "$1" -n "$NS" get jobsets -l kueue.x-k8s.io/multikueue-origin=multikueue -o name 2>/dev/null; }
+# rjs JOBSET FIELD: FIELD of the manager JobSet's leader and workers statuses
+# (the controller lists them in no fixed order)
+rjs() {
+    jp manager -n "$NS" jobset "$1" -o jsonpath="{.status.replicatedJobsStatus[?(@.name==\"leader\")].$2} {.status.replicatedJobsStatus[?(@.name==\"workers\")].$2}"
+}
+
 # finish CLUSTER JOBSET: every pod of the JobSet on that worker ends (KWOK).
 finish() {
     k "$1" -n "$NS" annotate pods -l "jobset.sigs.k8s.io/jobset-name=$2" --overwrite \
@@ -99,11 +105,11 @@ finish() {
     # the worker's JobSet controller made the Jobs; KWOK runs their 5 pods
     eventually 30 is_eq 3 count_of "$c" jobs -n "$NS" -l jobset.sigs.k8s.io/jobset-name=run
     eventually 30 is_eq 5 count_of "$c" pods -n "$NS" -l jobset.sigs.k8s.io/jobset-name=run --field-selector=status.phase=Running
-    eventually 20 is_eq "1 2" jp manager -n "$NS" jobset run -o jsonpath='{.status.replicatedJobsStatus[*].ready}'
+    eventually 20 is_eq "1 2" rjs run ready
     [ "$(count_of manager pods -n "$NS")" = 0 ]
     finish "$c" run
     eventually 60 is_eq True jp manager -n "$NS" jobset run -o jsonpath='{.status.conditions[?(@.type=="Completed")].status}'
-    [ "$(jp manager -n "$NS" jobset run -o jsonpath='{.status.replicatedJobsStatus[*].succeeded}')" = "1 2" ]
+    [ "$(rjs run succeeded)" = "1 2" ]
     eventually 20 is_eq True rc_cond "$NS" run Finished
     eventually 20 is_eq "" remote_jobsets "$c"
     eventually 20 no_remote_objects "$NS"

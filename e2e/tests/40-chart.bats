@@ -116,10 +116,10 @@ secret_key() { km -n "$1" get secret "$2" -o json | jq -r --arg k "$3" '.data[$k
 
 # SA kubeconfig: the webhook runs with exactly its chart RBAC.
 sa_kubeconfig() {
-    local ns=$1 sa=$2 out=$3 secret token
-    eventually 30 bash -c "kubectl --context manager -n $ns get sa $sa -o jsonpath='{.secrets[0].name}' | grep -q ."
-    secret=$(km -n "$ns" get sa "$sa" -o jsonpath='{.secrets[0].name}')
-    token=$(km -n "$ns" get secret "$secret" -o jsonpath='{.data.token}' | base64 -d)
+    local ns=$1 sa=$2 out=$3 token
+    eventually 30 km -n "$ns" get sa "$sa" -o name
+    # a bound token from the TokenRequest API, as a kubelet would mount it
+    token=$(km -n "$ns" create token "$sa" --duration 2h)
     kubectl config view --raw --minify --context manager -o json |
         jq --arg t "$token" '.users[0].user = {token: $t}' >"$out.json"
     kubectl config view --kubeconfig "$out.json" --raw -o yaml >"$out" 2>/dev/null || cp "$out.json" "$out"
