@@ -79,6 +79,10 @@ status_kept() {
         kw1 create -f - >/dev/null
     # the spec is kept as written (Kueue's defaults add nothing, prune nothing)
     eq "$spec" "$(jp worker-1 -n "$NS" workload copy-of-manager -o json | jq -S .spec)"
+    # Kueue's webhook sets clusterName only over a status that nominated it, the
+    # way mkueue got there: first nominated, then the manager's status as is
+    nominated=$(jq -c 'del(.clusterName) | .nominatedClusterNames = ["worker-1", "worker-2"]' <<<"$status")
+    status_kept "$nominated" worker-1 -n "$NS" workload copy-of-manager
     status_kept "$status" worker-1 -n "$NS" workload copy-of-manager
 }
 
@@ -138,18 +142,22 @@ NOT_IN_CHART="Cohort WorkloadPriorityClass"
     done
 }
 
-# refused WHY [KUBECTL-ARGS...]: the object on stdin is refused, dry-run, on
-# worker-1 by Kueue's schema (not its webhooks) and on the manager by the
-# chart's, both with a message containing WHY. Default: create; with
-# KUBECTL-ARGS (e.g. patch ... --subresource=status) that command instead.
+# The Workload whose /status a status case patches: the manager's own (dry-run,
+# nothing changes) and, on worker-1, a copy the status test makes.
+target() { if [ "$1" = manager ]; then echo "$WL"; else echo status-target; fi; }
+
+# refused WHY [status]: the object on stdin (with "status": the merge patch on
+# stdin through the target's /status) is refused, dry-run, on worker-1 by
+# Kueue's schema (not its webhooks) and on the manager by the chart's, both
+# with a message containing WHY: refused, and for the same reason.
 refused() {
-    local why=$1 obj c; shift
-    obj=$(cat)
+    local why=$1 obj c; obj=$(cat)
     for c in worker-1 manager; do
-        if [ $# = 0 ]; then
-            run k "$c" create --dry-run=server --validate=false -f - <<<"$obj"
+        if [ "${2:-}" = status ]; then
+            run k "$c" -n "$NS" patch workload "$(target "$c")" --subresource=status --type=merge \
+                --dry-run=server -p "$obj"
         else
-            run k "$c" "$@" --dry-run=server -p "$obj"
+            run k "$c" create --dry-run=server --validate=false -f - <<<"$obj"
         fi
         [ "$status" -ne 0 ] || { echo "$c accepted: $output" >&2; return 1; }
         [[ "$output" == *"$why"* ]] || { echo "$c: want '$why' in: $output" >&2; return 1; }
@@ -157,7 +165,7 @@ refused() {
     done
 }
 
-# pod sets N: N pod sets named p1..pN, flow style
+# pod_sets N: N pod sets p1..pN (YAML flow style)
 pod_sets() { for i in $(seq "$1"); do printf '{name: p%d, count: 1, template: {spec: {containers: [{name: c, image: busybox}]}}},' "$i"; done; }
 
 @test "what Kueue's schema refuses, the chart's refuses too" {
@@ -207,22 +215,6 @@ spec: {clusterSource: {kubeConfig: {location: x, locationType: Url}}}
 YAML
 }
 
-# The Workload whose /status a status case patches: the manager's own (dry-run,
-# nothing changes) and, on worker-1, a copy made here.
-target() { if [ "$1" = manager ]; then echo "$WL"; else echo status-target; fi; }
-
-# status_refused WHY: the merge patch on stdin is refused through /status.
-status_refused() {
-    local why=$1 obj c; obj=$(cat)
-    for c in worker-1 manager; do
-        run k "$c" -n "$NS" patch workload "$(target "$c")" --subresource=status --type=merge \
-            --dry-run=server -p "$obj"
-        [ "$status" -ne 0 ] || { echo "$c accepted: $output" >&2; return 1; }
-        [[ "$output" == *"$why"* ]] || { echo "$c: want '$why' in: $output" >&2; return 1; }
-        [[ "$output" != *"admission webhook"* ]] || { echo "$c: a webhook, not the schema: $output" >&2; return 1; }
-    done
-}
-
 # check NAME STATE [EXTRA-JSON-FIELDS]: a status patch with one admission check.
 check() {
     echo '{"status": {"admissionChecks": [{"name": "'"$1"'", "state": "'"$2"'", "message": "",
@@ -239,11 +231,11 @@ NOW=$(date -u +%Y-%m-%dT%H:%M:%SZ)
         k "$c" -n "$NS" patch workload "$(target "$c")" --subresource=status --type=merge \
             --dry-run=server -p "$(check multikueue-ac Pending)" >/dev/null
     done
-    check multikueue-ac Bogus | status_refused 'status.admissionChecks[0].state: Unsupported value: "Bogus"'
-    check "" Ready | status_refused 'admissionChecks[0].name in body should be at least 1 chars long'
+    check multikueue-ac Bogus | refused 'status.admissionChecks[0].state: Unsupported value: "Bogus"' status
+    check "" Ready | refused 'admissionChecks[0].name in body should be at least 1 chars long' status
     check multikueue-ac Retry '"requeueAfterSeconds": -1' |
-        status_refused 'admissionChecks[0].requeueAfterSeconds in body should be greater than or equal to 0'
-    status_refused 'status.conditions[0].status: Unsupported value: "Maybe"' <<JSON
+        refused 'admissionChecks[0].requeueAfterSeconds in body should be greater than or equal to 0' status
+    refused 'status.conditions[0].status: Unsupported value: "Maybe"' status <<JSON
 {"status": {"conditions": [{"type": "Finished", "status": "Maybe", "reason": "Succeeded",
   "message": "", "lastTransitionTime": "$NOW"}]}}
 JSON
