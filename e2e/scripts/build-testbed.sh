@@ -48,6 +48,8 @@ part() {
         "build_$name" "$MODS/$name" "$out.tmp"
         touch "$out.tmp/.done"
         rm -rf "$out" && mv "$out.tmp" "$out"
+        # earlier builds of this part are not used again: free their space
+        find "$CACHE/parts" -maxdepth 1 -name "$name-*" ! -name "$name-$key" -exec rm -rf {} +
         log "$name built in $((SECONDS - t0)) s"
     fi
     echo "$out"
@@ -163,6 +165,7 @@ for n in "${PARTS[@]}"; do
 done
 bed=$CACHE/testbed-$(echo "$bedkey" | sha256sum | cut -c1-12)
 if [ ! -e "$bed/.done" ]; then
+    find "$CACHE" -maxdepth 1 -name 'testbed-*' ! -path "$bed" -exec rm -rf {} +
     rm -rf "$bed" && mkdir -p "$bed/bin" "$bed/manifests"
     for d in "${dirs[@]}"; do
         ln -s "$d"/bin/* "$bed/bin/"

@@ -314,12 +314,12 @@ kind: Workload
 metadata: {namespace: $NS, name: nopodsets}
 spec: {queueName: team-a}
 YAML
-    rejected 'spec.podSets: Too many: 19: must have at most 18 items' <<YAML
+    rejected 'spec.podSets: Too many: 9: must have at most 8 items' <<YAML
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: Workload
 metadata: {namespace: $NS, name: toomany}
 spec:
-  podSets: [$(for i in $(seq 19); do printf '{name: p%d, template: {}},' "$i"; done)]
+  podSets: [$(for i in $(seq 9); do printf '{name: p%d, template: {}},' "$i"; done)]
 YAML
 }
 
