@@ -1,10 +1,12 @@
 #!/usr/bin/env bats
 # The other managedBy kinds go through the same adapter path as Job and
-# JobSet: Kubeflow jobs, MPIJob, TrainJob, RayJob, RayCluster, AppWrapper.
-# Their operators do not run on the bed (test CRDs only); each test checks the
+# JobSet: Kubeflow jobs, MPIJob, RayJob, RayCluster, AppWrapper.
+# Their operators do not run on the bed (their CRDs only); each test checks the
 # Workload's pod sets, the worker copy (managedBy gone, prebuilt Workload
 # named, origin label) and cleanup; PyTorchJob also plays its operator to
-# finish and have its status brought back.
+# finish and have its status brought back. RayJob and AppWrapper also check
+# that real Kueue on the worker takes the prebuilt Workload as in sync with
+# the job (admits it, unsuspends the job, never finishes it OutOfSync).
 
 load helpers
 load reconciler
@@ -66,6 +68,22 @@ dispatched() {
     [ "$(jp manager -n "$NS" "$res" "$name" -o jsonpath="{$mb}")" = kueue.x-k8s.io/multikueue ]
 }
 
+# in_sync RESOURCE NAME: after dispatched; Kueue on worker $c admits the
+# prebuilt Workload and unsuspends the job, and the Workload stays the same
+# object, not Finished (EquivalentToWorkload held: no OutOfSync, no re-dispatch).
+in_sync() {
+    local res=$1 name=$2 wl uid
+    wl=$(rc_wl_name "$NS" "$name")
+    eventually 30 is_eq True jp "$c" -n "$NS" workload "$wl" \
+        -o jsonpath='{.status.conditions[?(@.type=="Admitted")].status}'
+    eventually 20 is_eq false jp "$c" -n "$NS" "$res" "$name" -o jsonpath='{.spec.suspend}'
+    uid=$(jp "$c" -n "$NS" workload "$wl" -o jsonpath='{.metadata.uid}')
+    sleep 5
+    [ "$(jp "$c" -n "$NS" workload "$wl" -o jsonpath='{.metadata.uid}')" = "$uid" ]
+    [ "$(jp "$c" -n "$NS" workload "$wl" -o jsonpath='{.status.conditions[?(@.type=="Finished")].reason}')" = "" ]
+    [ "$(rc_count_remote_wls "$NS")" = 1 ]
+}
+
 gone_everywhere() {
     km -n "$NS" delete "$1" "$2" >/dev/null
     eventually 20 eval "! k '$c' -n '$NS' get '$1' '$2' >/dev/null 2>&1"
@@ -104,12 +122,47 @@ gone_everywhere() {
     gone_everywhere mpijob mpi
 }
 
-# RayJob, TrainJob and AppWrapper are left out here: against real Kueue on
-# the workers, Kueue finds the Workload mkueue builds for them out of sync
-# with the job (its pod sets differ from the ones Kueue computes: the RayJob
-# submitter, the TrainJob runtime, the AppWrapper components), marks the
-# remote copy Finished/OutOfSync and mkueue re-dispatches in a loop. An open
-# gap, written down in docs/multikueue-compat.md; unit tests cover the adapters.
+@test "RayJob: head, worker groups (replicas x hosts) and Kueue's default submitter; in sync on the worker" {
+    create ray.io/v1 RayJob rj "  managedBy: kueue.x-k8s.io/multikueue
+  suspend: true
+  shutdownAfterJobFinishes: true
+  rayClusterSpec:
+    headGroupSpec: {rayStartParams: {}, template: $POD}
+    workerGroupSpecs:
+    - {groupName: GPU, replicas: 2, numOfHosts: 2, rayStartParams: {}, template: $POD}"
+    dispatched rayjobs rj .spec.managedBy "head gpu submitter" "1 4 1"
+    [ "$(rc_wl "$NS" rj '{.spec.podSets[2].template.spec.containers[0].image}')" = busybox ]
+    [ "$(rc_wl "$NS" rj '{.spec.podSets[2].template.spec.containers[0].resources.limits.memory}')" = 1Gi ]
+    in_sync rayjobs rj
+    gone_everywhere rayjob rj
+}
+
+@test "AppWrapper: declared and inferred pod sets as the AppWrapper library builds them; in sync on the worker" {
+    create workload.codeflare.dev/v1beta2 AppWrapper aw "  managedBy: kueue.x-k8s.io/multikueue
+  suspend: true
+  components:
+  - podSets: [{replicas: 2, path: template.spec.template}]
+    template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: aw-job}
+      spec: {parallelism: 2, completions: 2, template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox, env: [{name: E, value: x}], ports: [{containerPort: 80}], resources: {requests: {cpu: 100m}}}]}}}
+  - template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: aw-job-2}
+      spec: {template: $POD}"
+    dispatched appwrappers aw .spec.managedBy "aw-0 aw-1" "2 1"
+    [ "$(rc_wl "$NS" aw '{.spec.podSets[0].template.spec.containers[0].env}')" = "" ]
+    [ "$(rc_wl "$NS" aw '{.spec.podSets[0].template.spec.containers[0].imagePullPolicy}')" = Always ]
+    in_sync appwrappers aw
+    gone_everywhere appwrapper aw
+}
+
+# TrainJob is left out: Kueue computes its pod sets from the JobSet the
+# trainer's runtime framework would build out of the ClusterTrainingRuntime
+# (docs/multikueue-compat.md 7.12); mkueue does not resolve runtimes, so Kueue
+# on a worker finds the prebuilt Workload out of sync (Finished/OutOfSync).
 @test "RayCluster: head and worker groups" {
     create ray.io/v1 RayCluster rc "  managedBy: kueue.x-k8s.io/multikueue
   headGroupSpec: {rayStartParams: {}, template: $POD}
