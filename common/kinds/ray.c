@@ -1,5 +1,9 @@
 /* ray.io/v1 RayJob and RayCluster: a head pod set and one per worker group
- * (replicas x numOfHosts); RayJob adds the submitter in K8sJobMode. */
+ * (replicas, times numOfHosts when above 1); RayJob adds the submitter in
+ * K8sJobMode (the CRD's default). As Kueue's raycluster.BuildPodSets and
+ * RayJob.addSubmitterPodSet build them: Kueue on a worker compares its own
+ * pod sets with the prebuilt Workload's (counts and containers), so any
+ * difference here makes the remote Workload Finished/OutOfSync. */
 #include <stdio.h>
 #include <string.h>
 
@@ -29,8 +33,10 @@ static int cluster_pod_sets(const json_t *spec, const char *field, json_t *out, 
                      field, i);
             return -1;
         }
-        if (mk_podset_add(out, jx_str(g, "groupName"), replicas * hosts, jx_get(g, "template"), err,
-                          errlen) < 0)
+        /* Kueue multiplies only when numOfHosts > 1: 0 counts as 1 */
+        long long count = hosts > 1 ? replicas * hosts : replicas;
+        if (mk_podset_add(out, jx_str(g, "groupName"), count, jx_get(g, "template"), err, errlen) <
+            0)
             return -1;
     }
     return 0;
@@ -52,12 +58,26 @@ static int rayjob_pod_sets(const json_t *rj, json_t *out, char *err, size_t errl
     json_t *tmpl = jx_get(rj, "spec.submitterPodTemplate");
     if (tmpl)
         return mk_podset_add(out, "submitter", 1, tmpl, err, errlen);
-    /* KubeRay's default submitter asks for 500m CPU and 200Mi memory. */
-    json_t *def =
-        json_pack("{s:{s:[{s:s,s:{s:{s:s,s:s}}}]}}", "spec", "containers", "name",
-                  "ray-job-submitter", "resources", "requests", "cpu", "500m", "memory", "200Mi");
+    /* Kueue's getSubmitterTemplate (a copy of KubeRay's default submitter):
+     * the head's first image, 500m/200Mi requested, 1/1Gi limits. */
+    const char *image =
+        jx_str(rj, "spec.rayClusterSpec.headGroupSpec.template.spec.containers.0.image");
+    if (!image) {
+        snprintf(err, errlen,
+                 "spec.rayClusterSpec.headGroupSpec.template.spec.containers[0].image is "
+                 "required for the default submitter");
+        return -1;
+    }
+    json_t *def = json_pack("{s:{s:[{s:s,s:s,s:{s:{s:s,s:s},s:{s:s,s:s}}}],s:s}}", "spec",
+                            "containers", "name", "ray-job-submitter", "image", image, "resources",
+                            "limits", "cpu", "1", "memory", "1Gi", "requests", "cpu", "500m",
+                            "memory", "200Mi", "restartPolicy", "Never");
+    if (!def) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     int rc = mk_podset_add(out, "submitter", 1, def, err, errlen);
-    json_decref(def);
+    json_decref(def); /* mk_podset_add copied it */
     return rc;
 }
 

@@ -7,6 +7,7 @@
 #include "tests/support/test_json.h"
 
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jsonx.h"
@@ -149,20 +150,61 @@ static void test_kubeflow_pod_sets_in_operator_order(void **state)
                         "spec.runPolicy.managedBy");
 }
 
+/* Fails naming both sides unless `got` equals the JSON literal `want`. */
+static void assert_json_is(const json_t *got, const char *want)
+{
+    json_t *w = tj_parse(want);
+    if (!json_equal(got, w)) {
+        char *g = json_dumps(got, JSON_SORT_KEYS | JSON_COMPACT);
+        char *e = json_dumps(w, JSON_SORT_KEYS | JSON_COMPACT);
+        print_error("got  %s\nwant %s\n", g ? g : "(null)", e ? e : "(null)");
+        free(g);
+        free(e);
+        json_decref(w);
+        fail();
+    }
+    json_decref(w);
+}
+
 static void test_ray_and_lws_pod_sets(void **state)
 {
     (void)state;
     char err[256];
-    json_t *rj = tj_parse("{\"spec\":{\"rayClusterSpec\":{\"headGroupSpec\":{\"template\":{}},"
+    json_t *rj = tj_parse("{\"spec\":{\"rayClusterSpec\":{\"headGroupSpec\":{\"template\":{"
+                          "\"spec\":{\"containers\":[{\"name\":\"h\",\"image\":\"ray:2.9\"}]}}},"
                           "\"workerGroupSpecs\":[{\"groupName\":\"GPU\",\"replicas\":2,"
-                          "\"numOfHosts\":2,\"template\":{}}]}}}");
+                          "\"numOfHosts\":2,\"template\":{}},{\"groupName\":\"z\",\"replicas\":3,"
+                          "\"numOfHosts\":0,\"template\":{}}]}}}");
     json_t *ps = mk_pod_sets(mk_kind_by_gvk("ray.io/v1", "RayJob"), rj, err, sizeof(err));
     assert_non_null(ps);
-    assert_int_equal(json_array_size(ps), 3);
+    assert_int_equal(json_array_size(ps), 4);
     assert_string_equal(jx_str(ps, "1.name"), "gpu");
     assert_int_equal(jx_int(ps, "1.count", -1), 4);
-    assert_string_equal(jx_str(ps, "2.name"), "submitter");
+    /* Kueue multiplies by numOfHosts only above 1 */
+    assert_int_equal(jx_int(ps, "2.count", -1), 3);
+    /* Kueue's getSubmitterTemplate, image taken from the head */
+    assert_json_is(
+        json_array_get(ps, 3),
+        "{\"name\":\"submitter\",\"count\":1,\"template\":{\"spec\":{"
+        "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"ray-job-submitter\","
+        "\"image\":\"ray:2.9\",\"resources\":{\"limits\":{\"cpu\":\"1\","
+        "\"memory\":\"1Gi\"},\"requests\":{\"cpu\":\"500m\",\"memory\":\"200Mi\"}}}]}}}");
     json_decref(ps);
+    /* a submitter template given is taken as it is; other modes have none */
+    json_object_set_new(json_object_get(rj, "spec"), "submitterPodTemplate",
+                        tj_parse("{\"spec\":{\"containers\":[{\"name\":\"s\"}]}}"));
+    ps = mk_pod_sets(mk_kind_by_gvk("ray.io/v1", "RayJob"), rj, err, sizeof(err));
+    assert_json_is(jx_get(ps, "3.template"), "{\"spec\":{\"containers\":[{\"name\":\"s\"}]}}");
+    json_decref(ps);
+    json_object_set_new(json_object_get(rj, "spec"), "submissionMode", json_string("HTTPMode"));
+    ps = mk_pod_sets(mk_kind_by_gvk("ray.io/v1", "RayJob"), rj, err, sizeof(err));
+    assert_int_equal(json_array_size(ps), 3);
+    json_decref(ps);
+    json_decref(rj);
+    /* no head image to give the default submitter */
+    rj = tj_parse("{\"spec\":{\"rayClusterSpec\":{\"headGroupSpec\":{\"template\":{}}}}}");
+    assert_null(mk_pod_sets(mk_kind_by_gvk("ray.io/v1", "RayJob"), rj, err, sizeof(err)));
+    assert_non_null(strstr(err, "headGroupSpec.template.spec.containers[0].image"));
     json_decref(rj);
 
     json_t *lws = tj_parse("{\"spec\":{\"leaderWorkerTemplate\":{\"size\":4,"
@@ -174,6 +216,78 @@ static void test_ray_and_lws_pod_sets(void **state)
     assert_int_equal(jx_int(ps, "1.count", -1), 3);
     json_decref(ps);
     json_decref(lws);
+}
+
+static void test_appwrapper_pod_sets_as_the_library_builds_them(void **state)
+{
+    (void)state;
+    char err[256];
+    const struct mk_kind *k = mk_kind_by_gvk("workload.codeflare.dev/v1beta2", "AppWrapper");
+    /* a declared pod set: only the fields the AppWrapper library copies,
+     * defaults filled in, quantities rounded up to milli-units */
+    json_t *aw = tj_parse(
+        "{\"metadata\":{\"name\":\"aw\"},\"spec\":{\"components\":[{\"podSets\":[{\"replicas\":2,"
+        "\"path\":\"template.spec.template\"}],\"template\":{\"apiVersion\":\"batch/v1\","
+        "\"kind\":\"Job\",\"spec\":{\"template\":{\"metadata\":{\"labels\":{\"a\":\"b\"},"
+        "\"name\":\"x\"},\"spec\":{\"restartPolicy\":\"Never\","
+        "\"terminationGracePeriodSeconds\":5,\"tolerations\":[{\"key\":\"t\"}],"
+        "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"env\":[{\"name\":\"E\"}],"
+        "\"ports\":[{\"containerPort\":80}],\"resources\":{\"requests\":{\"cpu\":\"100m\","
+        "\"memory\":\"0.0001\"}}},{\"name\":\"d\",\"image\":\"reg.io:5000/x/y:1.2\","
+        "\"command\":[\"sh\"]}]}}}}}]}}");
+    json_t *ps = mk_pod_sets(k, aw, err, sizeof(err));
+    assert_non_null(ps);
+    assert_json_is(
+        ps, "[{\"name\":\"aw-0\",\"count\":2,\"template\":{\"metadata\":{\"labels\":{\"a\":\"b\"}},"
+            "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{"
+            "\"requests\":{\"cpu\":\"100m\",\"memory\":\"1m\"}},"
+            "\"terminationMessagePath\":\"/dev/termination-log\","
+            "\"terminationMessagePolicy\":\"File\",\"imagePullPolicy\":\"Always\"},"
+            "{\"name\":\"d\",\"image\":\"reg.io:5000/x/y:1.2\",\"command\":[\"sh\"],"
+            "\"resources\":{},\"terminationMessagePath\":\"/dev/termination-log\","
+            "\"terminationMessagePolicy\":\"File\",\"imagePullPolicy\":\"IfNotPresent\"}],"
+            "\"restartPolicy\":\"Never\",\"dnsPolicy\":\"ClusterFirst\",\"securityContext\":{},"
+            "\"schedulerName\":\"default-scheduler\",\"tolerations\":[{\"key\":\"t\"}],"
+            "\"preemptionPolicy\":\"PreemptLowerPriority\"}}}]");
+    json_decref(ps);
+    json_decref(aw);
+
+    /* no podSets declared: inferred for a JobSet (replicas x min(parallelism,
+     * completions)) and a bare Pod, numbered across components */
+    aw = tj_parse(
+        "{\"metadata\":{\"name\":\"w\"},\"spec\":{\"components\":[{\"template\":{"
+        "\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"spec\":{"
+        "\"replicatedJobs\":[{\"name\":\"a\",\"replicas\":3,\"template\":{\"spec\":{"
+        "\"parallelism\":4,\"completions\":2,\"template\":{\"spec\":{\"containers\":[]}}}}},"
+        "{\"name\":\"b\",\"template\":{\"spec\":{\"template\":{\"spec\":{}}}}}]}}},"
+        "{\"template\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"spec\":{\"containers\":[{"
+        "\"name\":\"p\",\"image\":\"img@sha256:abc\"}]}}}]}}");
+    ps = mk_pod_sets(k, aw, err, sizeof(err));
+    assert_non_null(ps);
+    assert_int_equal(json_array_size(ps), 3);
+    assert_string_equal(jx_str(ps, "0.name"), "w-0");
+    assert_int_equal(jx_int(ps, "0.count", -1), 6);
+    assert_string_equal(jx_str(ps, "1.name"), "w-1");
+    assert_int_equal(jx_int(ps, "1.count", -1), 1);
+    assert_int_equal(jx_int(ps, "1.template.spec.terminationGracePeriodSeconds", -1), 30);
+    assert_string_equal(jx_str(ps, "2.name"), "w-2");
+    assert_string_equal(jx_str(ps, "2.template.spec.restartPolicy"), "Always");
+    /* a digest and no tag: not "latest" */
+    assert_string_equal(jx_str(ps, "2.template.spec.containers.0.imagePullPolicy"), "IfNotPresent");
+    json_decref(ps);
+    json_decref(aw);
+
+    /* a path that names no pod template, and nothing to infer */
+    aw = tj_parse("{\"metadata\":{\"name\":\"aw\"},\"spec\":{\"components\":[{\"podSets\":[{"
+                  "\"path\":\"template.spec.nope\"}],\"template\":{\"spec\":{}}}]}}");
+    assert_null(mk_pod_sets(k, aw, err, sizeof(err)));
+    assert_non_null(strstr(err, "components[0].podSets[0].path"));
+    json_decref(aw);
+    aw = tj_parse("{\"metadata\":{\"name\":\"aw\"},\"spec\":{\"components\":[{\"template\":{"
+                  "\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\"}}]}}");
+    assert_null(mk_pod_sets(k, aw, err, sizeof(err)));
+    assert_non_null(strstr(err, "none can be inferred"));
+    json_decref(aw);
 }
 
 static void test_bad_counts_are_refused(void **state)
@@ -273,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_jobset_pod_sets),
         cmocka_unit_test(test_kubeflow_pod_sets_in_operator_order),
         cmocka_unit_test(test_ray_and_lws_pod_sets),
+        cmocka_unit_test(test_appwrapper_pod_sets_as_the_library_builds_them),
         cmocka_unit_test(test_bad_counts_are_refused),
         cmocka_unit_test(test_job_remote_copy),
         cmocka_unit_test(test_statefulset_copy_carries_origin_uid),

@@ -76,7 +76,8 @@ in_sync() {
     wl=$(rc_wl_name "$NS" "$name")
     eventually 30 is_eq True jp "$c" -n "$NS" workload "$wl" \
         -o jsonpath='{.status.conditions[?(@.type=="Admitted")].status}'
-    eventually 20 is_eq false jp "$c" -n "$NS" "$res" "$name" -o jsonpath='{.spec.suspend}'
+    # unsuspended: RayJob and AppWrapper drop a false suspend (omitempty)
+    eventually 20 is_eq "$name=" jp "$c" -n "$NS" "$res" "$name" -o jsonpath='{.metadata.name}={.spec.suspend}'
     uid=$(jp "$c" -n "$NS" workload "$wl" -o jsonpath='{.metadata.uid}')
     sleep 5
     [ "$(jp "$c" -n "$NS" workload "$wl" -o jsonpath='{.metadata.uid}')" = "$uid" ]
