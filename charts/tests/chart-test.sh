@@ -10,6 +10,8 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 CHART=$(cd "$HERE/../mkueue" && pwd)
 HELM=${HELM:-helm}
+# the Kubernetes version rendered for (the test bed's; the chart needs 1.32+)
+KUBE_VERSION=${KUBE_VERSION:-1.37.2}
 KINDS_TOOL=${KINDS_TOOL:-build/chart-kinds}
 NS=mk-sys
 REL=rel
@@ -23,7 +25,7 @@ not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; [ -z "${
 # render NAME [helm args...]: $TMP/NAME.json = array of rendered objects
 render() {
     local name=$1; shift
-    if ! "$HELM" template "$REL" "$CHART" -n "$NS" "$@" >"$TMP/$name.yaml" 2>"$TMP/$name.err"; then
+    if ! "$HELM" template "$REL" "$CHART" -n "$NS" --kube-version "$KUBE_VERSION" "$@" >"$TMP/$name.yaml" 2>"$TMP/$name.err"; then
         not_ok "render $name" "$(cat "$TMP/$name.err")"
         echo '[]' >"$TMP/$name.json"
         return 1
@@ -52,7 +54,7 @@ check() {
 # render_fails NAME MESSAGE [helm args...]
 render_fails() {
     local name=$1 msg=$2; shift 2
-    if "$HELM" template "$REL" "$CHART" -n "$NS" "$@" >/dev/null 2>"$TMP/$name.err"; then
+    if "$HELM" template "$REL" "$CHART" -n "$NS" --kube-version "$KUBE_VERSION" "$@" >/dev/null 2>"$TMP/$name.err"; then
         not_ok "$name: refused" "rendered without error"
     elif grep -q -- "$msg" "$TMP/$name.err"; then
         ok "$name: refused ($msg)"
@@ -116,9 +118,9 @@ def args(c): deploy(c).spec.template.spec.containers[0].args;
 echo "# helm $("$HELM" version --short)"
 
 # ---- lint -------------------------------------------------------------------------
-if out=$("$HELM" lint --strict "$CHART" 2>&1); then ok "helm lint --strict"; else not_ok "helm lint --strict" "$out"; fi
+if out=$("$HELM" lint --strict --kube-version "$KUBE_VERSION" "$CHART" 2>&1); then ok "helm lint --strict"; else not_ok "helm lint --strict" "$out"; fi
 for f in "$CHART"/values-examples/*.yaml; do
-    if out=$("$HELM" lint --strict "$CHART" -f "$f" 2>&1); then ok "helm lint $(basename "$f")"
+    if out=$("$HELM" lint --strict --kube-version "$KUBE_VERSION" "$CHART" -f "$f" 2>&1); then ok "helm lint $(basename "$f")"
     else not_ok "helm lint $(basename "$f")" "$out"; fi
     render "example-$(basename "$f" .yaml)" -f "$f"
 done
@@ -327,6 +329,7 @@ check nokinds "no kind: empty webhook lists" \
 
 render_fails badkind 'kinds.Foo: unknown job kind' --set kinds.Foo=true
 render_fails nosecret 'certificates.secret.name is required' --set certificates.mode=secret
+render_fails oldkube 'chart requires kubeVersion: >=1.32.0-0 which is incompatible with Kubernetes v1.31.0' --kube-version 1.31.0
 render_fails badmode 'certificates.mode must be one of' --set certificates.mode=vault
 render_fails badpolicy 'failurePolicy must be Fail or Ignore' --set webhook.failurePolicy=Maybe
 render_fails badtimeout 'timeoutSeconds must be 1 to 30' --set webhook.timeoutSeconds=31

@@ -123,8 +123,7 @@ setup_file() {
             --from-file=kubeconfig="$MKUEUE_E2E_DIR/kubeconfig/worker-$w.yaml" \
             --dry-run=client -o yaml | km apply -f - >/dev/null
     done
-    # Kubernetes 1.20 does not label namespaces with their name yet (1.21+
-    # does): give the two excluded ones the label the selector uses.
+    # the label the selector matches (set by Kubernetes itself; kept explicit)
     km label ns kube-system kubernetes.io/metadata.name=kube-system --overwrite >/dev/null
     km label ns mkueue-system kubernetes.io/metadata.name=mkueue-system --overwrite >/dev/null
 

@@ -31,7 +31,8 @@ teardown() { teardown_common; }
 
 helm_m() { "$HELM" --kube-context manager "$@"; }
 
-# Kubernetes 1.20 does not label namespaces with their name (1.21+ does).
+# The label the chart's namespaceSelector matches (Kubernetes sets it itself;
+# the scenarios set it explicitly so the intent is visible).
 name_label() { km label ns "$1" "kubernetes.io/metadata.name=$1" --overwrite >/dev/null; }
 
 mwc_json() { km get mutatingwebhookconfiguration "$1" -o json; }

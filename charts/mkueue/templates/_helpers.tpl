@@ -231,12 +231,9 @@ seccompProfile:
 {{- end -}}
 {{- end -}}
 
+{{/* policy/v1 since Kubernetes 1.21; the chart needs 1.32 (Chart.yaml) */}}
 {{- define "mkueue.pdbApiVersion" -}}
-{{- if .Capabilities.APIVersions.Has "policy/v1/PodDisruptionBudget" -}}
 policy/v1
-{{- else -}}
-policy/v1beta1
-{{- end -}}
 {{- end -}}
 
 {{/* Extra SANs of the self-managed certificate: the values' list and the
