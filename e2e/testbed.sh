@@ -240,12 +240,11 @@ YAML
 
 # The JobSet and LeaderWorkerSet controllers on a worker, the same way.
 start_jobset_lws() {
-    local c=$1 name group
+    local c=$1 name
     for name in jobset lws; do
-        group=jobset; [ $name = lws ] && group=lws
         kc "$c" create namespace "$name-system" >/dev/null 2>&1 || true
         cat >"$DIR/conf/$name-$c.yaml" <<YAML
-apiVersion: config.$group.x-k8s.io/v1alpha1
+apiVersion: config.$name.x-k8s.io/v1alpha1
 kind: Configuration
 health: {healthProbeBindAddress: "127.0.0.1:$(ctl_port $name "$c" health)"}
 metrics: {bindAddress: "0"}

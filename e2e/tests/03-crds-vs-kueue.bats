@@ -32,9 +32,6 @@ teardown_file() {
 
 teardown() { teardown_common; }
 
-# eq WANT GOT: like [ = ] but shows both values on failure.
-eq() { [ "$1" = "$2" ] || { echo "want '$1', got '$2'" >&2; return 1; }; }
-
 # write_status STATUS CONTEXT GET-ARGS...: replaces the status of the object
 # GET-ARGS name through /status and prints the object as stored. Kueue may
 # write in between: on a conflict, read again and retry (30 s at most).

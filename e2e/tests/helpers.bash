@@ -81,5 +81,8 @@ stop_all_components() {
 # count_of CONTEXT RESOURCE ARGS...: how many objects kubectl lists.
 count_of() { k "$1" get "${@:2}" -o name 2>/dev/null | grep -c . || true; }
 
+# eq WANT GOT: like [ = ] but shows both values on failure.
+eq() { [ "$1" = "$2" ] || { echo "want '$1', got '$2'" >&2; return 1; }; }
+
 # is_eq WANT CMD...: CMD prints WANT (for `eventually`).
 is_eq() { [ "$("${@:2}")" = "$1" ]; }
