@@ -19,7 +19,7 @@ struct smap {
 
 /* FNV-1a: keys are short object keys; no need for anything stronger since
  * the load factor is bounded by resizing. */
-static uint64_t hash_str(const char *s)
+uint64_t smap_hash(const char *s)
 {
     uint64_t h = 1469598103934665603ULL;
     for (; *s; s++) {
@@ -71,7 +71,7 @@ static struct smap_entry **find_slot(const struct smap *m, const char *key, uint
 
 void *smap_get(const struct smap *m, const char *key)
 {
-    struct smap_entry *e = *find_slot(m, key, hash_str(key));
+    struct smap_entry *e = *find_slot(m, key, smap_hash(key));
     return e ? e->val : NULL;
 }
 
@@ -98,7 +98,7 @@ static void grow(struct smap *m)
 
 int smap_put(struct smap *m, const char *key, void *val, void **old)
 {
-    uint64_t h = hash_str(key);
+    uint64_t h = smap_hash(key);
     struct smap_entry **p = find_slot(m, key, h);
     if (*p) {
         if (old)
@@ -125,7 +125,7 @@ int smap_put(struct smap *m, const char *key, void *val, void **old)
 
 void *smap_del(struct smap *m, const char *key)
 {
-    struct smap_entry **p = find_slot(m, key, hash_str(key));
+    struct smap_entry **p = find_slot(m, key, smap_hash(key));
     struct smap_entry *e = *p;
     if (!e)
         return NULL;

@@ -5,6 +5,7 @@
 #define MKUEUE_STRMAP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct smap;
 
@@ -22,6 +23,8 @@ int smap_put(struct smap *m, const char *key, void *val, void **old);
 /* Removes key and returns its value (NULL when absent). */
 void *smap_del(struct smap *m, const char *key);
 size_t smap_len(const struct smap *m);
+/* The map's string hash (FNV-1a, 64 bits); also a cheap stable spread. */
+uint64_t smap_hash(const char *s);
 
 /* Calls fn for each entry (unspecified order) until it returns non-zero,
  * which is then returned. fn must not modify the map. */

@@ -7,6 +7,7 @@
 #include "dispatchers.h"
 #include "jsonx.h"
 #include "specdiff.h"
+#include "strmap.h"
 #include "wlstatus.h"
 
 static const char *const act_names[] = {
@@ -223,7 +224,8 @@ static int index_of(const struct rc_obs *o, const char *cluster)
     return -1;
 }
 
-/* The earliest remote with condition `type`, among available ones. */
+/* The earliest remote with condition `type`, among available ones; ties
+ * spread by the Workload's UID (rc_earliest_true). */
 static int earliest(const struct rc_obs *o, const char *type, const int *skip)
 {
     json_t *wls[RC_MAX_CLUSTERS * 2];
@@ -233,7 +235,8 @@ static int earliest(const struct rc_obs *o, const char *type, const int *skip)
         wls[i] = o->remotes[i].wl;
         ok[i] = o->remotes[i].available && o->remotes[i].in_config && !(skip && skip[i]);
     }
-    return rc_earliest_true(wls, ok, n, type);
+    const char *uid = jx_str(o->wl, "metadata.uid");
+    return rc_earliest_true(wls, ok, n, type, smap_hash(uid ? uid : ""));
 }
 
 static int other_checks_ready(const struct rc_obs *o)

@@ -200,21 +200,33 @@ json_t *rc_wl_owner(const json_t *wl)
     return json_array_get(refs, 0);
 }
 
-int rc_earliest_true(json_t *const *wls, const int *eligible, size_t n, const char *type)
+int rc_earliest_true(json_t *const *wls, const int *eligible, size_t n, const char *type,
+                     uint64_t tie)
 {
-    int best = -1;
     const char *best_t = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (!wls[i] || (eligible && !eligible[i]) || !rc_cond_true(wls[i], type))
-            continue;
-        const char *t = jx_str(rc_cond_find(wls[i], type), "lastTransitionTime");
-        if (!t)
-            t = "";
-        /* RFC 3339 UTC with a fixed layout orders as text */
-        if (best < 0 || strcmp(t, best_t) < 0) {
-            best = (int)i;
-            best_t = t;
+    size_t ntied = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0 finds the earliest time and how many share it; pass 1 picks one */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!wls[i] || (eligible && !eligible[i]) || !rc_cond_true(wls[i], type))
+                continue;
+            const char *t = jx_str(rc_cond_find(wls[i], type), "lastTransitionTime");
+            if (!t)
+                t = "";
+            /* RFC 3339 UTC with a fixed layout orders as text */
+            int c = best_t ? strcmp(t, best_t) : -1;
+            if (pass == 0 && c < 0) {
+                best_t = t;
+                ntied = 1;
+            } else if (pass == 0 && c == 0) {
+                ntied++;
+            } else if (pass == 1 && c == 0 && k++ == tie % ntied) {
+                return (int)i;
+            }
         }
+        if (!best_t)
+            return -1;
     }
-    return best;
+    return -1;
 }

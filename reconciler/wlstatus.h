@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define RC_FINALIZER "kueue.x-k8s.io/resource-in-use"
 #define RC_JOB_UID   "kueue.x-k8s.io/job-uid"
@@ -50,9 +51,14 @@ json_t *rc_wl_owner(const json_t *wl);
 /* Spec comparison with remote copies: specdiff.h. */
 
 /* Of the remotes (array of Workloads or NULLs, n entries), the index whose
- * condition `type` is True with the earliest lastTransitionTime (ties: lower
- * index), or -1. */
-int rc_earliest_true(json_t *const *wls, const int *eligible, size_t n, const char *type);
+ * condition `type` is True with the earliest lastTransitionTime, or -1.
+ * Condition times have one-second resolution, so ties are common under a
+ * burst; they are spread, not given to the lowest index: the tied entry at
+ * position `tie % count` wins. Kueue leaves ties to Go's random map order;
+ * a seed from the Workload's UID spreads as evenly and keeps the choice
+ * stable across reconciles of one Workload. */
+int rc_earliest_true(json_t *const *wls, const int *eligible, size_t n, const char *type,
+                     uint64_t tie);
 
 /* Milliseconds since the epoch of an RFC 3339 time, or -1. */
 long long rc_parse_time_ms(const char *s);

@@ -48,6 +48,23 @@ teardown() {
     [ -n "$(rc_metric "$PORT" "multikueue_workloads_admitted_total{cluster_queue=\"team-a-cq\",cluster=\"$c\",replica_role=\"standalone\"}")" ]
 }
 
+@test "a burst of Jobs admitted in the same second is spread over both workers, not given to the first" {
+    # both workers' Kueue admit within one second (condition times are whole
+    # seconds), so almost every Workload is a tie; ties were given to worker-1
+    local i n=20
+    for i in $(seq 1 $n); do rc_job "$NS" burst-$i 10m & done
+    wait
+    all_placed() { [ "$(km -n "$NS" get workloads -o jsonpath='{range .items[*]}{.status.clusterName}{"\n"}{end}' | grep -c worker-)" = $n ]; }
+    eventually 60 all_placed
+    placed=$(km -n "$NS" get workloads -o jsonpath='{range .items[*]}{.status.clusterName}{"\n"}{end}')
+    w1=$(grep -c '^worker-1$' <<<"$placed" || true)
+    w2=$(grep -c '^worker-2$' <<<"$placed" || true)
+    echo "# worker-1: $w1, worker-2: $w2" >&3
+    # a fair spread of 20 leaves fewer than 4 on one side with probability 0.13%
+    [ "$w1" -ge 4 ] && [ "$w2" -ge 4 ]
+    [ "$(rc_count_remote_jobs "$NS")" = $n ]
+}
+
 @test "job status is synced while running and at the end; completion removes remote objects" {
     rc_job "$NS" run
     eventually 20 is_ready "$NS" run

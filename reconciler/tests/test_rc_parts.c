@@ -174,10 +174,21 @@ static void test_earliest_and_spec(void **state)
     json_t *c = tj_parse("{\"status\":{\"conditions\":[{\"type\":\"Admitted\",\"status\":\"False\","
                          "\"lastTransitionTime\":\"2024-01-01T00:00:01Z\"}]}}");
     json_t *wls[] = {a, NULL, b, c};
-    assert_int_equal(rc_earliest_true(wls, NULL, 4, "Admitted"), 2);
+    assert_int_equal(rc_earliest_true(wls, NULL, 4, "Admitted", 0), 2);
+    assert_int_equal(rc_earliest_true(wls, NULL, 4, "Admitted", 7), 2); /* no tie: seed unused */
     int ok[] = {1, 1, 0, 1};
-    assert_int_equal(rc_earliest_true(wls, ok, 4, "Admitted"), 0);
-    assert_int_equal(rc_earliest_true(wls, NULL, 4, "Finished"), -1);
+    assert_int_equal(rc_earliest_true(wls, ok, 4, "Admitted", 0), 0);
+    assert_int_equal(rc_earliest_true(wls, NULL, 4, "Finished", 0), -1);
+    /* a tie within the second is spread by the seed, not given to index 0 */
+    json_t *d = tj_parse("{\"status\":{\"conditions\":[{\"type\":\"Admitted\",\"status\":\"True\","
+                         "\"lastTransitionTime\":\"2024-01-01T00:00:03Z\"}]}}");
+    json_t *tied[] = {b, c, d, a};
+    assert_int_equal(rc_earliest_true(tied, NULL, 4, "Admitted", 0), 0);
+    assert_int_equal(rc_earliest_true(tied, NULL, 4, "Admitted", 1), 2);
+    assert_int_equal(rc_earliest_true(tied, NULL, 4, "Admitted", 2), 0);
+    int not_d[] = {1, 1, 0, 1};
+    assert_int_equal(rc_earliest_true(tied, not_d, 4, "Admitted", 1), 0);
+    json_decref(d);
     assert_int_equal(rc_parse_time_ms("1970-01-01T00:00:01Z"), 1000);
     assert_int_equal(rc_parse_time_ms("1970-01-01T00:00:01.250Z"), 1250);
     assert_int_equal(rc_parse_time_ms("yesterday"), -1);
