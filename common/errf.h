@@ -1,4 +1,4 @@
-/* The one way to report an error into a caller's buffer (DESIGN: messages go
+/* The one way to report an error into a caller's buffer (docs/design.md 3: messages go
  * into a caller-supplied error buffer). */
 #ifndef MKUEUE_ERRF_H
 #define MKUEUE_ERRF_H

@@ -1,6 +1,6 @@
 /* The Active condition of AdmissionChecks whose controller is
  * kueue.x-k8s.io/multikueue, with Kueue's reasons and messages
- * (reference 1.5). */
+ * (docs/multikueue-compat.md 1.5). */
 #ifndef MKUEUE_RC_ADMISSIONCHECK_H
 #define MKUEUE_RC_ADMISSIONCHECK_H
 

@@ -13,7 +13,7 @@
  * (-1 = none). */
 int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms);
 
-/* The copy of a manager Workload to create on a worker (reference 2.6):
+/* The copy of a manager Workload to create on a worker (docs/multikueue-compat.md 2.6):
  * name, namespace, labels (minus kueue.x-k8s.io/job-uid, plus the origin
  * label), annotations and spec; no owner references, finalizers or status.
  * New reference or NULL. */

@@ -1,4 +1,4 @@
-/* Garbage collection on one connected worker (reference 3.10): remote
+/* Garbage collection on one connected worker (docs/multikueue-compat.md 3.10): remote
  * Workloads and jobs carrying our origin label whose manager Workload is
  * gone (or being deleted) are deleted: the job first (Background
  * propagation), then the Workload. Objects without our origin label are

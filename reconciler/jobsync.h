@@ -1,4 +1,4 @@
-/* Remote job status -> local job status (reference 3.7 and 4): the whole
+/* Remote job status -> local job status (docs/multikueue-compat.md 3.7 and 4): the whole
  * status, with batch/Job's guard for a suspended local job. Pure. */
 #ifndef MKUEUE_RC_JOBSYNC_H
 #define MKUEUE_RC_JOBSYNC_H

@@ -1,4 +1,4 @@
-/* The simple quota gate of standalone mode (DESIGN.md): per ClusterQueue,
+/* The simple quota gate of standalone mode (docs/design.md 1.2): per ClusterQueue,
  * the requests of reserved, unfinished Workloads stay within the nominal
  * quota (flavors summed per resource; no cohorts, no borrowing), pending
  * ones reserve in order of priority then creation time (BestEffortFIFO

@@ -1,4 +1,4 @@
-/* Mutation, as Kueue's defaulting (reference 5.2) restricted to what
+/* Mutation, as Kueue's defaulting (docs/multikueue-compat.md 5.2) restricted to what
  * MultiKueue needs: the default LocalQueue label, then for a job whose queue
  * leads to a MultiKueue AdmissionCheck: managedBy and suspend, the Pod
  * scheduling gate and managed label, or the pod-template marks. Only these
