@@ -35,7 +35,9 @@ static int by_name(const void *a, const void *b)
     return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
 }
 
-static json_t *all_at_once(const json_t *clusters, const int *connected)
+/* The config's clusters sorted by name; only connected ones when
+ * `connected` is given. */
+static json_t *sorted_names(const json_t *clusters, const int *connected)
 {
     size_t n = json_array_size(clusters), k = 0;
     json_t **v = calloc(n ? n : 1, sizeof(*v));
@@ -44,7 +46,7 @@ static json_t *all_at_once(const json_t *clusters, const int *connected)
         goto fail;
     for (size_t i = 0; i < n; i++) {
         json_t *c = json_array_get(clusters, i);
-        if (json_is_string(c) && connected[i])
+        if (json_is_string(c) && (!connected || connected[i]))
             v[k++] = c;
     }
     qsort(v, k, sizeof(*v), by_name);
@@ -82,7 +84,7 @@ int rc_nominate(enum rc_dispatcher d, const json_t *clusters, const int *connect
     out->requeue_ms = -1;
     switch (d) {
     case RC_DISPATCH_ALL_AT_ONCE:
-        out->clusters = all_at_once(clusters, connected);
+        out->clusters = sorted_names(clusters, connected);
         break;
     case RC_DISPATCH_EXTERNAL:
         out->clusters = known_only(current, clusters);
@@ -95,15 +97,27 @@ int rc_nominate(enum rc_dispatcher d, const json_t *clusters, const int *connect
             out->requeue_ms = (long)(round_ms - (now_ms - round_start_ms));
             break;
         }
+        /* as Kueue: the next clusters by name, connected or not (a copy is
+         * only created on a connected one; the round then runs its course) */
+        json_t *order = sorted_names(clusters, NULL);
+        if (!order) {
+            rc_nomination_clear(out);
+            break;
+        }
         int added = 0;
-        for (size_t i = 0; i < json_array_size(clusters) && added < step; i++) {
-            json_t *c = json_array_get(clusters, i);
-            if (!json_is_string(c) || !connected[i] ||
-                rc_names_has(out->clusters, json_string_value(c)))
+        for (size_t i = 0; i < json_array_size(order) && added < step; i++) {
+            json_t *c = json_array_get(order, i);
+            if (rc_names_has(out->clusters, json_string_value(c)))
                 continue;
-            json_array_append(out->clusters, c);
+            if (json_array_append(out->clusters, c) < 0) {
+                rc_nomination_clear(out);
+                break;
+            }
             added++;
         }
+        json_decref(order);
+        if (!out->clusters)
+            break;
         if (added == 0) {
             snprintf(out->error, sizeof(out->error), "no more workers to nominate");
             out->requeue_ms = round_ms;

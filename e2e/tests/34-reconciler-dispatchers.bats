@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The Incremental dispatcher (config order, stepSize clusters per round)
+# The Incremental dispatcher (by name, stepSize clusters per round, as Kueue)
 # and an External dispatcher (copies go where status.nominatedClusterNames
 # says).
 
@@ -35,13 +35,14 @@ setup() {
 
 teardown() {
     teardown_common
+    rc_secret worker-1 "$MKUEUE_E2E_DIR/kubeconfig/worker-1.yaml"
     stop_component rc-disp
     rc_ns_delete "$NS"
 }
 
 nominated() { rc_wl "$NS" "$1" '{.status.nominatedClusterNames}'; }
 
-@test "Incremental: one cluster per round in config order; the next round adds the next one" {
+@test "Incremental: one cluster per round by name; the next round adds the next one" {
     # worker-1 (first in the config) has no quota for this namespace
     kw1 -n "$NS" patch localqueue team-a --type=merge -p '{"spec":{"clusterQueue":"rc-empty-cq"}}' >/dev/null ||
         { kw1 -n "$NS" delete localqueue team-a >/dev/null
@@ -66,6 +67,25 @@ YAML
     [ "$(rc_remote_jobs worker-2 "$NS")" = job.batch/inc ]
     eventually 10 is_eq "" rc_remote_wls worker-1 "$NS"
     [ -z "$(nominated inc)" ]
+}
+
+@test "Incremental nominates a disconnected cluster in its turn, as Kueue; the next round moves on" {
+    # worker-1 (first by name) points at a closed port: disconnected
+    sed "s#server: https://127.0.0.1:[0-9]*#server: https://127.0.0.1:1#" \
+        "$MKUEUE_E2E_DIR/kubeconfig/worker-1.yaml" >"$BATS_TEST_TMPDIR/dead.yaml"
+    rc_secret worker-1 "$BATS_TEST_TMPDIR/dead.yaml"
+    rc_start rc-disp "$PORT" --leader-elect=false --dispatcher Incremental \
+        --incremental-step-size 1 --incremental-round 6s
+    mkc_active() { jp manager mkc worker-1 -o jsonpath='{.status.conditions[?(@.type=="Active")].status}'; }
+    eventually 20 is_eq False mkc_active
+    rc_job "$NS" down
+    eventually 10 is_eq '["worker-1"]' nominated down
+    sleep 2
+    [ -z "$(rc_remote_wls worker-2 "$NS")" ]
+    [ "$(rc_check_state "$NS" down)" = Pending ]
+    eventually 20 is_ready "$NS" down
+    [ "$(rc_cluster_of "$NS" down)" = worker-2 ]
+    rc_secret worker-1 "$MKUEUE_E2E_DIR/kubeconfig/worker-1.yaml"
 }
 
 @test "External: copies go exactly to the clusters an external controller nominates" {

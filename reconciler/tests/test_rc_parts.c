@@ -54,10 +54,10 @@ static void test_incremental_rounds(void **state)
     json_t *clusters = tj_parse("[\"onprem\",\"aws\",\"gcp\"]");
     int connected[] = {1, 1, 1};
     struct rc_nomination n;
-    /* t0: the first one, in config order; a round starts */
+    /* t0: the first one by name (not config order, as Kueue); a round starts */
     assert_int_equal(
         rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, NULL, 1, 300000, 0, 1000, &n), 0);
-    json_t *want = tj_parse("[\"onprem\"]");
+    json_t *want = tj_parse("[\"aws\"]");
     assert_true(json_equal(n.clusters, want));
     assert_true(n.new_round);
     assert_int_equal(n.requeue_ms, 300000);
@@ -72,27 +72,35 @@ static void test_incremental_rounds(void **state)
     assert_false(n.new_round);
     assert_int_equal(n.requeue_ms, 240000);
     rc_nomination_clear(&n);
-    /* round over: the next one is appended; disconnected ones are skipped */
-    connected[1] = 0;
+    /* round over: the next one by name is appended, disconnected or not */
+    connected[2] = 0;
     assert_int_equal(
         rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, cur, 1, 300000, 1000, 301000, &n),
         0);
-    want = tj_parse("[\"onprem\",\"gcp\"]");
+    want = tj_parse("[\"aws\",\"gcp\"]");
+    assert_true(json_equal(n.clusters, want));
+    json_decref(want);
+    json_decref(cur);
+    cur = json_incref(n.clusters);
+    rc_nomination_clear(&n);
+    connected[0] = 0;
+    assert_int_equal(rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, cur, 1, 300000,
+                                 301000, 700000, &n),
+                     0);
+    want = tj_parse("[\"aws\",\"gcp\",\"onprem\"]");
     assert_true(json_equal(n.clusters, want));
     json_decref(want);
     json_decref(cur);
     cur = json_incref(n.clusters);
     rc_nomination_clear(&n);
     /* none left */
-    connected[1] = 0;
     assert_int_equal(rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, cur, 1, 300000,
-                                 301000, 700000, &n),
+                                 700000, 1100000, &n),
                      0);
     assert_string_equal(n.error, "no more workers to nominate");
     assert_false(n.new_round);
     rc_nomination_clear(&n);
     /* a step of 3 takes three at once */
-    connected[1] = 1;
     assert_int_equal(
         rc_nominate(RC_DISPATCH_INCREMENTAL, clusters, connected, NULL, 3, 300000, 0, 1, &n), 0);
     assert_int_equal(json_array_size(n.clusters), 3);
