@@ -21,8 +21,9 @@ struct rc_nomination {
  * be NULL). AllAtOnce: every connected cluster, sorted by name. Incremental:
  * while the round (started at round_start_ms, 0 = none) lasts, the current
  * list; then the current list plus the next `step` clusters by name,
- * connected or not, as Kueue's incremental dispatcher. External: the current list as written by the external
- * controller, restricted to clusters of the config. Returns 0, -1 on oom. */
+ * connected or not, as Kueue's incremental dispatcher. External: the
+ * current list as written by the external controller, restricted to
+ * clusters of the config. Returns 0, -1 on oom. */
 int rc_nominate(enum rc_dispatcher d, const json_t *config_clusters, const int *connected,
                 const json_t *current, int step, long round_ms, long long round_start_ms,
                 long long now_ms, struct rc_nomination *out);

@@ -234,16 +234,24 @@ static void lq_add(const char *key, json_t *obj, void *ud)
     }
 }
 
+/* An AdmissionCheck created, changed or deleted: its status, and every
+ * Workload that may carry it now (not at the next resync), as Kueue's
+ * Workload controller watches AdmissionChecks. */
 static void ac_event(const char *key, json_t *obj, void *ud)
 {
     (void)obj;
     struct app *a = ud;
     rc_enqueue(&a->x, 'a', key);
+    rc_enqueue_all_workloads(&a->x);
 }
 
 static void ac_update(const char *key, json_t *old, json_t *obj, void *ud)
 {
-    (void)old;
+    struct app *a = ud;
+    if (json_equal(jx_get(old, "spec"), jx_get(obj, "spec"))) {
+        rc_enqueue(&a->x, 'a', key); /* status only: the check itself */
+        return;
+    }
     ac_event(key, obj, ud);
 }
 
@@ -323,8 +331,10 @@ static void cluster_state(const char *cluster, void *ud)
     enqueue_all(a, a->x.admissionchecks, 'a');
     rc_enqueue_all_workloads(&a->x);
     struct mkcs_state s;
-    if (mkcs_state(a->x.clusters, cluster, &s) == 0 && s.connected)
-        rc_enqueue(&a->x, 'g', cluster); /* clean up what waited for it */
+    /* clean up what waited for it; gcInterval 0 turns the collector off, on
+     * reconnect too */
+    if (a->cfg.gc_interval_ms > 0 && mkcs_state(a->x.clusters, cluster, &s) == 0 && s.connected)
+        rc_enqueue(&a->x, 'g', cluster);
 }
 
 /* ---- workers ------------------------------------------------------------------ */

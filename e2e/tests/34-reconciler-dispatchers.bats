@@ -26,6 +26,8 @@ YAML
 
 teardown_file() {
     kw1 delete clusterqueue rc-empty-cq --ignore-not-found >/dev/null
+    km delete clusterqueue rc-late-cq --ignore-not-found >/dev/null
+    km delete admissioncheck rc-late-ac --ignore-not-found >/dev/null
 }
 
 setup() {
@@ -86,6 +88,53 @@ YAML
     eventually 20 is_ready "$NS" down
     [ "$(rc_cluster_of "$NS" down)" = worker-2 ]
     rc_secret worker-1 "$MKUEUE_E2E_DIR/kubeconfig/worker-1.yaml"
+}
+
+@test "an AdmissionCheck changed to name its config moves its Workloads now, not at the resync" {
+    km apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: rc-late-ac}
+spec:
+  controllerName: kueue.x-k8s.io/multikueue
+  parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: rc-no-such-config}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: rc-late-cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 4}]
+  admissionChecksStrategy:
+    admissionChecks: [{name: rc-late-ac}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: $NS, name: late}
+spec: {clusterQueue: rc-late-cq}
+YAML
+    local c
+    for c in worker-1 worker-2; do
+        k "$c" apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: $NS, name: late}
+spec: {clusterQueue: team-a-cq}
+YAML
+    done
+    # the default resync (5m) is far beyond what this scenario waits
+    rc_start rc-disp "$PORT" --leader-elect=false
+    RC_QUEUE=late rc_job "$NS" late
+    eventually 10 is_eq 1 count_of manager workloads -n "$NS"
+    sleep 3
+    [ "$(rc_count_remote_wls "$NS")" = 0 ]
+    km patch admissioncheck rc-late-ac --type=merge \
+        -p '{"spec":{"parameters":{"name":"multikueue-config"}}}' >/dev/null
+    eventually 20 is_ready "$NS" late
 }
 
 @test "External: copies go exactly to the clusters an external controller nominates" {

@@ -49,7 +49,7 @@ rc_ns_delete() {
     for c in manager worker-1 worker-2; do k "$c" delete ns "$1" --wait=false >/dev/null 2>&1 || true; done
 }
 
-# rc_job NS NAME [CPU]: a Job for queue team-a on the manager, as the webhook
+# rc_job NS NAME [CPU]: a Job for queue team-a (or RC_QUEUE) on the manager, as the webhook
 # leaves it (managedBy MultiKueue, suspended). Its pod runs
 # until the scenario ends it (rc_finish_pod), or as RC_RESULT says
 # (Succeeded, Failed: KWOK ends it after RC_DURATION, default 1s).
@@ -60,7 +60,7 @@ kind: Job
 metadata:
   namespace: $1
   name: $2
-  labels: {kueue.x-k8s.io/queue-name: team-a}
+  labels: {kueue.x-k8s.io/queue-name: ${RC_QUEUE:-team-a}}
 spec:
   managedBy: kueue.x-k8s.io/multikueue
   suspend: true
