@@ -38,6 +38,7 @@ setup() {
 teardown() {
     teardown_common
     rc_secret worker-1 "$MKUEUE_E2E_DIR/kubeconfig/worker-1.yaml"
+    rc_secret worker-2 "$MKUEUE_E2E_DIR/kubeconfig/worker-2.yaml"
     stop_component rc-disp
     rc_ns_delete "$NS"
 }
@@ -135,6 +136,33 @@ YAML
     km patch admissioncheck rc-late-ac --type=merge \
         -p '{"spec":{"parameters":{"name":"multikueue-config"}}}' >/dev/null
     eventually 20 is_ready "$NS" late
+}
+
+@test "gcInterval 0: an orphaned remote Workload stays, also when its worker reconnects" {
+    rc_start rc-disp "$PORT" --leader-elect=false --gc-interval 0
+    kw2 apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  namespace: $NS
+  name: rc-orphan
+  labels: {kueue.x-k8s.io/multikueue-origin: multikueue}
+spec:
+  queueName: team-a
+  podSets:
+  - name: main
+    count: 1
+    template: {spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: 10m}}}]}}
+YAML
+    mkc_active() { jp manager mkc worker-2 -o jsonpath='{.status.conditions[?(@.type=="Active")].status}'; }
+    sed "s#server: https://127.0.0.1:[0-9]*#server: https://127.0.0.1:1#" \
+        "$MKUEUE_E2E_DIR/kubeconfig/worker-2.yaml" >"$BATS_TEST_TMPDIR/dead.yaml"
+    rc_secret worker-2 "$BATS_TEST_TMPDIR/dead.yaml"
+    eventually 20 is_eq False mkc_active
+    rc_secret worker-2 "$MKUEUE_E2E_DIR/kubeconfig/worker-2.yaml"
+    eventually 20 is_eq True mkc_active
+    sleep 5
+    [ "$(kw2 -n "$NS" get workload rc-orphan -o name)" = workload.kueue.x-k8s.io/rc-orphan ]
 }
 
 @test "External: copies go exactly to the clusters an external controller nominates" {
