@@ -38,7 +38,13 @@ json_t *rc_reserve_patch(const json_t *wl, const char *cq, const struct rc_res *
         json_t *flavors = json_object(), *usage = json_object();
         for (int r = 0; r < pod.n; r++) {
             char q[32];
-            qty_format(pod.milli[r] * count, q, sizeof(q));
+            int64_t total;
+            if (__builtin_mul_overflow(pod.milli[r], (int64_t)count, &total)) {
+                json_decref(flavors);
+                json_decref(usage);
+                goto fail; /* rc_workload_requests refused it already */
+            }
+            qty_format(total, q, sizeof(q));
             json_object_set_new(usage, pod.name[r], json_string(q));
             for (int n = 0; n < nominal->n; n++)
                 if (strcmp(nominal->name[n], pod.name[r]) == 0 && nominal->flavor[n][0])
@@ -126,6 +132,7 @@ struct entry {
     json_t *packed;
     char *key, *created;
     char *current; /* "status|reason|message" of QuotaReserved now */
+    char *invalid; /* why the requests cannot be counted, or NULL */
 };
 
 struct collect {
@@ -197,8 +204,14 @@ static int collect_full(struct collect *c, const char *key, json_t *packed, json
         LOG_W(LG, "workload requests unreadable", "workload", key, "error", err);
         it->reserved = 0;
         memset(&it->req, 0, sizeof(it->req));
-        if (rc_res_slot(&it->req, "invalid-requests"))
-            it->req.milli[0] = 1; /* never fits: NoMatchingFlavor */
+        /* an error on the Workload (InvalidRequests), never a wrapped number */
+        e->invalid = strdup(err);
+        it->invalid = e->invalid;
+        if (!e->invalid) {
+            c->n++; /* freed with the others */
+            c->oom = 1;
+            return 1;
+        }
     }
     c->n++;
     return 0;
@@ -306,6 +319,7 @@ out:
         free(c.v[i].key);
         free(c.v[i].created);
         free(c.v[i].current);
+        free(c.v[i].invalid);
     }
     free(c.v);
     free(c.items);

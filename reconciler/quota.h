@@ -26,8 +26,9 @@ int64_t rc_res_get(const struct rc_res *r, const char *name, int *present);
 
 /* Requests of one pod: containers summed, initContainers' maximum per
  * resource when larger, plus overhead; limits stand in for missing
- * requests (as the apiserver defaults them). Returns 0, -1 on a malformed
- * quantity or too many resources (err says which). */
+ * requests (as the apiserver defaults them). Every sum and product is
+ * checked. Returns 0, -1 on a malformed quantity, a sum past int64
+ * milli-units or too many resources (err says which). */
 int rc_pod_requests(const json_t *pod_spec, struct rc_res *out, char *err, size_t errlen);
 /* Requests of a Workload (spec.podSets: count x pod). */
 int rc_workload_requests(const json_t *wl, struct rc_res *out, char *err, size_t errlen);
@@ -42,10 +43,12 @@ struct rc_gate_item {
     long long priority;
     const char *created; /* creationTimestamp */
     struct rc_res req;
-    int reserved; /* holds quota already */
+    int reserved;        /* holds quota already */
+    const char *invalid; /* requests unreadable or overflowing (why; borrowed): never fits */
     /* out */
     enum rc_gate_decision decision;
-    char reason[32];   /* RC_GATE_WAIT: WaitingForQuota, ExceedsMaxQuota, NoMatchingFlavor */
+    char reason[32];   /* RC_GATE_WAIT: WaitingForQuota, ExceedsMaxQuota, NoMatchingFlavor,
+                        * InvalidRequests */
     char message[512]; /* RC_GATE_WAIT: why, for the QuotaReserved=False condition */
 };
 

@@ -168,6 +168,78 @@ static void test_gate_uncovered_and_ties(void **state)
     rc_gate_plan("q", &nominal, 0, NULL, 0); /* nothing to do is fine */
 }
 
+/* Issue 11 item 6: sums and products of requests never wrap. Twice
+ * INT64_MAX milli-CPU plus 3m used to come out as 1m. */
+static void test_request_overflow(void **state)
+{
+    (void)state;
+    struct rc_res r;
+    char err[256];
+    json_t *spec = tj_parse("{\"containers\":["
+                            "{\"resources\":{\"requests\":{\"cpu\":\"9223372036854775807m\"}}},"
+                            "{\"resources\":{\"requests\":{\"cpu\":\"9223372036854775807m\"}}},"
+                            "{\"resources\":{\"requests\":{\"cpu\":\"3m\"}}}]}");
+    assert_int_equal(rc_pod_requests(spec, &r, err, sizeof(err)), -1);
+    assert_string_equal(err, "resource cpu: summed requests overflow (more than "
+                             "9223372036854775807m)");
+    json_decref(spec);
+    /* the same through a Workload, and overhead on top of a full sum */
+    json_t *wl = tj_parse("{\"spec\":{\"podSets\":[{\"name\":\"main\",\"template\":{\"spec\":{"
+                          "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":"
+                          "\"9223372036854775807m\"}}}],\"overhead\":{\"cpu\":\"1m\"}}}}]}}");
+    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "resource cpu: summed requests overflow"));
+    json_decref(wl);
+    /* pod count x requests */
+    wl = tj_parse("{\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":1000,\"template\":{"
+                  "\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"8Pi\"}}}]"
+                  "}}}]}}");
+    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "resource memory: podSets[0] count 1000 times the pod's requests "
+                                "overflows"));
+    json_decref(wl);
+    /* podSets summed: each fits, together they do not */
+    wl = tj_parse("{\"spec\":{\"podSets\":["
+                  "{\"name\":\"a\",\"count\":2,\"template\":{\"spec\":{\"containers\":[{"
+                  "\"resources\":{\"requests\":{\"cpu\":\"4611686018427387903m\"}}}]}}},"
+                  "{\"name\":\"b\",\"template\":{\"spec\":{\"containers\":[{"
+                  "\"resources\":{\"requests\":{\"cpu\":\"2m\"}}}]}}}]}}");
+    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "resource cpu: summed requests overflow"));
+    json_decref(wl);
+    /* nominal quota summed over flavors */
+    json_t *cq = tj_parse("{\"spec\":{\"resourceGroups\":[{\"flavors\":["
+                          "{\"name\":\"a\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":"
+                          "\"9223372036854775807m\"}]},"
+                          "{\"name\":\"b\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":"
+                          "\"1m\"}]}]}]}}");
+    assert_int_equal(rc_cq_quota(cq, &r, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "resource cpu: nominal quota summed over flavors overflows"));
+    json_decref(cq);
+
+    /* the gate: an unreadable workload waits with the reason on it, blocks
+     * nobody (StrictFIFO included), and huge in-use sums do not wrap */
+    struct rc_res nominal = {0};
+    *rc_res_slot(&nominal, "nvidia.com/gpu") = INT64_MAX;
+    struct rc_gate_item it[4];
+    item(&it[0], "ns/held", 0, "2024-01-01T00:00:00Z", INT64_MAX, 1);
+    item(&it[1], "ns/held2", 0, "2024-01-01T00:00:00Z", INT64_MAX, 1);
+    item(&it[2], "ns/small", 0, "2024-01-01T00:00:02Z", 2000, 0);
+    memset(&it[3], 0, sizeof(it[3]));
+    it[3].key = "ns/bad";
+    it[3].created = "2024-01-01T00:00:01Z";
+    it[3].invalid = "resource cpu: summed requests overflow (more than 9223372036854775807m)";
+    rc_gate_plan("q", &nominal, 1, it, 4);
+    assert_int_equal(it[2].decision, RC_GATE_WAIT); /* the queue is full, not 2 - 2 = 0 */
+    assert_string_equal(it[2].reason, "WaitingForQuota");
+    assert_int_equal(it[3].decision, RC_GATE_WAIT);
+    assert_string_equal(it[3].reason, "InvalidRequests");
+    assert_string_equal(it[3].message,
+                        "ClusterQueue q cannot count the workload's requests: resource cpu: "
+                        "summed requests overflow (more than 9223372036854775807m)");
+    assert_null(strstr(it[2].message, "ns/bad is ahead"));
+}
+
 static void test_reserve_patch(void **state)
 {
     (void)state;
@@ -208,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_gate_best_effort_vs_strict),
         cmocka_unit_test(test_gate_uncovered_and_ties),
         cmocka_unit_test(test_reserve_patch),
+        cmocka_unit_test(test_request_overflow),
     };
     return cmocka_run_group_tests_name("rc_quota", tests, NULL, NULL);
 }
