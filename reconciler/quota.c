@@ -7,6 +7,7 @@
 
 #include "jsonx.h"
 #include "quantity.h"
+#include "queue.h"
 
 int64_t *rc_res_slot(struct rc_res *r, const char *name)
 {
@@ -177,7 +178,134 @@ int rc_workload_requests(const json_t *wl, struct rc_res *out, char *err, size_t
     return 0;
 }
 
-int rc_cq_quota(const json_t *cq, struct rc_res *out, char *err, size_t errlen)
+/* 1 when the JSON array of strings a holds s. */
+static int has_str(const json_t *a, const char *s)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v)
+    {
+        if (json_is_string(v) && s && strcmp(json_string_value(v), s) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static json_t *all_flavors(const json_t *cq)
+{
+    json_t *out = json_array();
+    size_t g, f;
+    json_t *rg, *fl;
+    json_array_foreach(jx_get(cq, "spec.resourceGroups"), g, rg)
+    {
+        json_array_foreach(jx_get(rg, "flavors"), f, fl)
+        {
+            const char *name = jx_str(fl, "name");
+            if (out && name && !has_str(out, name) &&
+                json_array_append_new(out, json_string(name)) < 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+    }
+    return out;
+}
+
+json_t *rc_check_flavors(const json_t *cq, const char *check)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(jx_get(cq, "spec.admissionChecksStrategy.admissionChecks"), i, v)
+    {
+        const char *name = jx_str(v, "name");
+        if (!name || !check || strcmp(name, check) != 0)
+            continue;
+        json_t *on = jx_get(v, "onFlavors");
+        if (json_array_size(on) == 0)
+            return all_flavors(cq);
+        json_t *out = json_array();
+        size_t k;
+        json_t *fl;
+        json_array_foreach(on, k, fl)
+        {
+            if (out && json_is_string(fl) && json_array_append(out, fl) < 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    json_array_foreach(jx_get(cq, "spec.admissionChecks"), i, v)
+    {
+        if (json_is_string(v) && check && strcmp(json_string_value(v), check) == 0)
+            return all_flavors(cq);
+    }
+    return NULL;
+}
+
+json_t *rc_checks_for_workload(const json_t *cq, const json_t *admission)
+{
+    json_t *names = mkq_cluster_queue_checks(cq);
+    json_t *all = all_flavors(cq);
+    json_t *assigned = json_array();
+    json_t *out = json_array();
+    if (!names || !all || !assigned || !out)
+        goto fail;
+    size_t i;
+    json_t *v;
+    json_array_foreach(jx_get(admission, "podSetAssignments"), i, v)
+    {
+        const char *res;
+        json_t *fl;
+        json_object_foreach(jx_get(v, "flavors"), res, fl)
+        {
+            if (json_is_string(fl) && !has_str(assigned, json_string_value(fl)) &&
+                json_array_append(assigned, fl) < 0)
+                goto fail;
+        }
+    }
+    json_array_foreach(names, i, v)
+    {
+        const char *name = json_string_value(v);
+        if (has_str(out, name))
+            continue;
+        json_t *fl = rc_check_flavors(cq, name);
+        if (!fl)
+            goto fail;
+        int applies = 0;
+        size_t k;
+        json_t *f;
+        if (admission) { /* assigned flavors meet the check's */
+            json_array_foreach(assigned, k, f)
+            {
+                if (has_str(fl, json_string_value(f)))
+                    applies = 1;
+            }
+        } else { /* before admission: only the checks on every flavor of the queue */
+            applies = 1;
+            json_array_foreach(all, k, f)
+            {
+                if (!has_str(fl, json_string_value(f)))
+                    applies = 0;
+            }
+        }
+        json_decref(fl);
+        if (applies && json_array_append(out, v) < 0)
+            goto fail;
+    }
+    json_decref(names);
+    json_decref(all);
+    json_decref(assigned);
+    return out;
+fail:
+    json_decref(names);
+    json_decref(all);
+    json_decref(assigned);
+    json_decref(out);
+    return NULL;
+}
+
+int rc_cq_quota(const json_t *cq, const json_t *only, struct rc_res *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     size_t g, f, r;
@@ -186,6 +314,8 @@ int rc_cq_quota(const json_t *cq, struct rc_res *out, char *err, size_t errlen)
     {
         json_array_foreach(jx_get(rg, "flavors"), f, fl)
         {
+            if (only && !has_str(only, jx_str(fl, "name")))
+                continue;
             json_array_foreach(jx_get(fl, "resources"), r, res)
             {
                 const char *name = jx_str(res, "name");
