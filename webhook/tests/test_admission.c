@@ -715,10 +715,8 @@ static void test_unlabelled_allowed_not_synced(void **state)
 {
     struct fixture *f = *state;
     kcache_set_synced(f->ctx.q.localqueues, 0);
-    static const char *const kinds[][2] = {{"v1", "Pod"},
-                                           {"apps/v1", "Deployment"},
-                                           {"apps/v1", "StatefulSet"},
-                                           {"batch/v1", "Job"}};
+    static const char *const kinds[][2] = {
+        {"v1", "Pod"}, {"apps/v1", "Deployment"}, {"apps/v1", "StatefulSet"}, {"batch/v1", "Job"}};
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
         const struct mk_kind *k = mk_kind_by_gvk(kinds[i][0], kinds[i][1]);
         assert_non_null(k);
