@@ -90,8 +90,20 @@ static int ynode_new(const yaml_event_t *ev, struct ynode **out, char *err, size
     return 0;
 }
 
+/* A mapping key "<<" (any quoting) or tagged !!merge. libyaml hands it over
+ * as an ordinary key, but YAML 1.1 readers (client-go's) merge its mapping
+ * into the parent: `<<: {as: system:admin}` would impersonate there while
+ * the refusals below never see `as`. */
+static int is_merge_key(const yaml_event_t *ev)
+{
+    const char *tag = (const char *)ev->data.scalar.tag;
+    return (ev->data.scalar.length == 2 && !memcmp(ev->data.scalar.value, "<<", 2)) ||
+           (tag && (!strcmp(tag, "tag:yaml.org,2002:merge") || !strcmp(tag, "!!merge")));
+}
+
 /* Builds a tree from one YAML document. Aliases are refused outright: they
- * are never needed in a kubeconfig and are the way to a "billion laughs". */
+ * are never needed in a kubeconfig and are the way to a "billion laughs".
+ * Merge keys are refused as well (is_merge_key). */
 static int yaml_load(const char *text, size_t len, struct ynode **out, char *err, size_t errlen)
 {
     yaml_parser_t p;
@@ -134,6 +146,14 @@ static int yaml_load(const char *text, size_t len, struct ynode **out, char *err
                 break;
             if (depth == 0) {
                 root = y;
+            } else if (stack[depth - 1]->type == Y_MAP && stack[depth - 1]->n % 2 == 0 &&
+                       y->type == Y_SCALAR && is_merge_key(&ev)) {
+                ynode_free(y);
+                rc = errf(err, errlen, -EINVAL,
+                          "YAML merge keys (<<) are not allowed (line %zu): other readers "
+                          "would merge fields this check never sees",
+                          ev.start_mark.line + 1);
+                break;
             } else if (stack[depth - 1]->type == Y_MAP && stack[depth - 1]->n % 2 == 0 &&
                        y->type != Y_SCALAR) {
                 ynode_free(y);

@@ -11,7 +11,8 @@
  * settings for other tools. Unknown keys are ignored; impersonation (`as`,
  * `as-groups`, ...) is refused since it is not implemented and ignoring it
  * would act with more privilege than asked. The YAML must be one document,
- * without aliases, at most KCFG_MAX_DEPTH deep and KCFG_MAX_NODES nodes; a
+ * without aliases or merge keys (`<<`: other readers would merge what is
+ * never checked here), at most KCFG_MAX_DEPTH deep and KCFG_MAX_NODES nodes; a
  * key the parser reads may appear only once in its mapping, and a name only
  * once in its list. */
 #ifndef MKUEUE_KUBE_CONFIG_H

@@ -22,8 +22,37 @@ struct rc_assumed {
     long long at_ms;
 };
 
-json_t *rc_reserve_patch(const json_t *wl, const char *cq, const struct rc_res *nominal,
-                         const char *now)
+/* status.admissionChecks once `admission` is set: the checks of cqo that
+ * apply to its flavors (rc_checks_for_workload), states kept, new ones
+ * Pending, as Kueue's workload controller syncs them. */
+static json_t *checks_after(const json_t *wl, const json_t *cqo, const json_t *admission,
+                            const char *now)
+{
+    json_t *names = rc_checks_for_workload(cqo, admission);
+    json_t *out = json_array();
+    size_t i;
+    json_t *v;
+    if (!names || !out)
+        goto fail;
+    json_array_foreach(names, i, v)
+    {
+        json_t *old = rc_check_find(wl, json_string_value(v));
+        json_t *e = old ? json_deep_copy(old)
+                        : json_pack("{s:O,s:s,s:s,s:s}", "name", v, "state", "Pending", "message",
+                                    "", "lastTransitionTime", now);
+        if (json_array_append_new(out, e) < 0)
+            goto fail;
+    }
+    json_decref(names);
+    return out;
+fail:
+    json_decref(names);
+    json_decref(out);
+    return NULL;
+}
+
+json_t *rc_reserve_patch(const json_t *wl, const char *cq, const json_t *cqo,
+                         const struct rc_res *nominal, const char *now)
 {
     json_t *psa = json_array();
     size_t i;
@@ -38,7 +67,13 @@ json_t *rc_reserve_patch(const json_t *wl, const char *cq, const struct rc_res *
         json_t *flavors = json_object(), *usage = json_object();
         for (int r = 0; r < pod.n; r++) {
             char q[32];
-            qty_format(pod.milli[r] * count, q, sizeof(q));
+            int64_t total;
+            if (__builtin_mul_overflow(pod.milli[r], (int64_t)count, &total)) {
+                json_decref(flavors);
+                json_decref(usage);
+                goto fail; /* rc_workload_requests refused it already */
+            }
+            qty_format(total, q, sizeof(q));
             json_object_set_new(usage, pod.name[r], json_string(q));
             for (int n = 0; n < nominal->n; n++)
                 if (strcmp(nominal->name[n], pod.name[r]) == 0 && nominal->flavor[n][0])
@@ -70,8 +105,20 @@ json_t *rc_reserve_patch(const json_t *wl, const char *cq, const struct rc_res *
     }
     if (!c2)
         goto fail;
-    return json_pack("{s:o,s:{s:s,s:o}}", "conditions", c2, "admission", "clusterQueue", cq,
-                     "podSetAssignments", psa);
+    json_t *adm = json_pack("{s:s,s:o}", "clusterQueue", cq, "podSetAssignments", psa);
+    psa = NULL;
+    json_t *checks = adm && cqo ? checks_after(wl, cqo, adm, now) : NULL;
+    if (!adm || (cqo && !checks)) {
+        json_decref(adm);
+        json_decref(c2);
+        return NULL;
+    }
+    json_t *out = json_pack("{s:o,s:o}", "conditions", c2, "admission", adm);
+    if (out && checks && json_object_set_new(out, "admissionChecks", checks) < 0) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
 fail:
     json_decref(psa);
     return NULL;
@@ -126,11 +173,13 @@ struct entry {
     json_t *packed;
     char *key, *created;
     char *current; /* "status|reason|message" of QuotaReserved now */
+    char *invalid; /* why the requests cannot be counted, or NULL */
 };
 
 struct collect {
     struct rc_ctx *x;
     const char *cq;
+    const char *check; /* the queue's MultiKueue check */
     struct entry *v;
     struct rc_gate_item *items; /* beside v: what rc_gate_plan reads, ~4 KB each */
     size_t n, alloc;
@@ -155,12 +204,14 @@ static int collect_reserve(struct collect *c, size_t n)
 
 static int collect_full(struct collect *c, const char *key, json_t *packed, json_t *wl)
 {
-    char cq[254], check[254], err[256];
+    char cq[254], err[256];
     if (!wl || rc_wl_finished(wl) || !jx_bool(wl, "spec.active", 1))
         return 0;
-    if (rc_mk_check_of(c->x, wl, check, sizeof(check)) < 0)
-        return 0; /* not initialised yet, or not a MultiKueue Workload */
-    const char *st = jx_str(rc_check_find(wl, check), "state");
+    /* initialised (init_status); a MultiKueue check limited by onFlavors is
+     * listed only once quota is reserved on one of its flavors */
+    if (!jx_get(wl, "status.admissionChecks") && !rc_cond_find(wl, "QuotaReserved"))
+        return 0;
+    const char *st = jx_str(rc_check_find(wl, c->check), "state");
     if (st && strcmp(st, "Rejected") == 0)
         return 0;
     if (rc_cq_of(c->x, wl, cq, sizeof(cq)) < 0 || strcmp(cq, c->cq) != 0)
@@ -197,8 +248,14 @@ static int collect_full(struct collect *c, const char *key, json_t *packed, json
         LOG_W(LG, "workload requests unreadable", "workload", key, "error", err);
         it->reserved = 0;
         memset(&it->req, 0, sizeof(it->req));
-        if (rc_res_slot(&it->req, "invalid-requests"))
-            it->req.milli[0] = 1; /* never fits: NoMatchingFlavor */
+        /* an error on the Workload (InvalidRequests), never a wrapped number */
+        e->invalid = strdup(err);
+        it->invalid = e->invalid;
+        if (!e->invalid) {
+            c->n++; /* freed with the others */
+            c->oom = 1;
+            return 1;
+        }
     }
     c->n++;
     return 0;
@@ -231,17 +288,48 @@ static int write_status(struct rc_ctx *x, json_t *wl, json_t *status, json_t **o
     return rc;
 }
 
+/* The first MultiKueue AdmissionCheck the ClusterQueue lists. 0 or -1. */
+static int mk_check_of_cq(struct rc_ctx *x, const json_t *cqo, char *out, size_t outlen)
+{
+    json_t *names = mkq_cluster_queue_checks(cqo);
+    size_t i;
+    json_t *v;
+    int rc = -1;
+    json_array_foreach(names, i, v)
+    {
+        json_t *ac = kcache_get(x->admissionchecks, json_string_value(v));
+        int mk = ac && mkq_is_multikueue_check(ac);
+        json_decref(ac);
+        if (mk) {
+            snprintf(out, outlen, "%s", json_string_value(v));
+            rc = 0;
+            break;
+        }
+    }
+    json_decref(names);
+    return rc;
+}
+
 int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
 {
     long long t0 = rc_mono_ms();
     json_t *cqo = kcache_get(x->clusterqueues, cq);
-    struct collect c = {x, cq, NULL, NULL, 0, 0, 0};
+    struct collect c = {x, cq, NULL, NULL, NULL, 0, 0, 0};
+    char check[254];
+    json_t *flavors = NULL;
     int rc = 0;
-    if (!cqo)
+    if (!cqo || mk_check_of_cq(x, cqo, check, sizeof(check)) < 0)
+        goto out; /* no MultiKueue check: not mkueue's queue */
+    c.check = check;
+    /* only the flavors the MultiKueue check applies to (onFlavors): a
+     * Workload admitted on another would have nowhere to run */
+    if (!(flavors = rc_check_flavors(cqo, check))) {
+        rc = -1;
         goto out;
+    }
     struct rc_res nominal;
     char err[256];
-    if (rc_cq_quota(cqo, &nominal, err, sizeof(err)) < 0) {
+    if (rc_cq_quota(cqo, flavors, &nominal, err, sizeof(err)) < 0) {
         LOG_W(LG, "ClusterQueue quota unreadable", "clusterQueue", cq, "error", err);
         goto out;
     }
@@ -269,7 +357,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
         if (it->decision == RC_GATE_RESERVE) {
             json_t *out = NULL;
             wl = rc_unwrap(c.v[i].packed);
-            json_t *patch = wl ? rc_reserve_patch(wl, cq, &nominal, now) : NULL;
+            json_t *patch = wl ? rc_reserve_patch(wl, cq, cqo, &nominal, now) : NULL;
             if (!patch || write_status(x, wl, patch, &out) < 0) {
                 rc = -1;
                 json_decref(wl);
@@ -306,9 +394,11 @@ out:
         free(c.v[i].key);
         free(c.v[i].created);
         free(c.v[i].current);
+        free(c.v[i].invalid);
     }
     free(c.v);
     free(c.items);
+    json_decref(flavors);
     json_decref(cqo);
     return rc;
 }

@@ -10,9 +10,13 @@
 #include "ctx.h"
 #include "quota.h"
 
-/* The status patch reserving `nominal`'s flavors for wl (new reference). */
-json_t *rc_reserve_patch(const json_t *wl, const char *cq, const struct rc_res *nominal,
-                         const char *now);
+/* The status patch reserving `nominal`'s flavors for wl in ClusterQueue cq
+ * (object cqo, borrowed; NULL leaves status.admissionChecks alone): with it,
+ * status.admissionChecks becomes the checks that apply to the assigned
+ * flavors (onFlavors, as Kueue), states kept, new ones Pending. New
+ * reference, NULL on oom. */
+json_t *rc_reserve_patch(const json_t *wl, const char *cq, const json_t *cqo,
+                         const struct rc_res *nominal, const char *now);
 
 /* One pass over the ClusterQueue. Returns 0, -1 when a write failed. */
 int rc_reconcile_gate(struct rc_ctx *x, const char *cq);

@@ -1,11 +1,13 @@
 #include "quota.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "jsonx.h"
 #include "quantity.h"
+#include "queue.h"
 
 int64_t *rc_res_slot(struct rc_res *r, const char *name)
 {
@@ -34,6 +36,18 @@ int64_t rc_res_get(const struct rc_res *r, const char *name, int *present)
     return 0;
 }
 
+/* Checked sums and products of milli-units: an overflow is an error, never
+ * a wrapped (tiny or negative) request. */
+static int add_checked(int64_t *s, int64_t q, const char *name, char *err, size_t errlen)
+{
+    if (__builtin_add_overflow(*s, q, s)) {
+        snprintf(err, errlen, "resource %s: summed requests overflow (more than %" PRId64 "m)",
+                 name, INT64_MAX);
+        return -1;
+    }
+    return 0;
+}
+
 /* Reads a {resource: quantity} map into r: op 0 = add, 1 = max. */
 static int read_map(const json_t *m, struct rc_res *r, int op, char *err, size_t errlen)
 {
@@ -58,11 +72,8 @@ static int read_map(const json_t *m, struct rc_res *r, int op, char *err, size_t
             return -1;
         }
         if (op == 0) {
-            if (*slot > INT64_MAX - q) {
-                snprintf(err, errlen, "resource %s: quantity overflows", name);
+            if (add_checked(slot, q, name, err, errlen) < 0)
                 return -1;
-            }
-            *slot += q;
         } else if (q > *slot) {
             *slot = q;
         }
@@ -109,7 +120,8 @@ int rc_pod_requests(const json_t *spec, struct rc_res *out, char *err, size_t er
                 snprintf(err, errlen, "too many resources");
                 return -1;
             }
-            *s += one.milli[r];
+            if (add_checked(s, one.milli[r], one.name[r], err, errlen) < 0)
+                return -1;
         }
     }
     json_array_foreach(jx_get(spec, "initContainers"), i, c)
@@ -147,17 +159,153 @@ int rc_workload_requests(const json_t *wl, struct rc_res *out, char *err, size_t
             return -1;
         for (int r = 0; r < pod.n; r++) {
             int64_t *s = rc_res_slot(out, pod.name[r]);
-            if (!s || (pod.milli[r] && count > INT64_MAX / 4 / pod.milli[r])) {
-                snprintf(err, errlen, "resource %s: request too large", pod.name[r]);
+            int64_t total;
+            if (!s) {
+                snprintf(err, errlen, "too many resources");
                 return -1;
             }
-            *s += pod.milli[r] * count;
+            if (__builtin_mul_overflow(pod.milli[r], (int64_t)count, &total)) {
+                snprintf(err, errlen,
+                         "resource %s: podSets[%zu] count %lld times the pod's requests "
+                         "overflows (more than %" PRId64 "m)",
+                         pod.name[r], i, count, INT64_MAX);
+                return -1;
+            }
+            if (add_checked(s, total, pod.name[r], err, errlen) < 0)
+                return -1;
         }
     }
     return 0;
 }
 
-int rc_cq_quota(const json_t *cq, struct rc_res *out, char *err, size_t errlen)
+/* 1 when the JSON array of strings a holds s. */
+static int has_str(const json_t *a, const char *s)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v)
+    {
+        if (json_is_string(v) && s && strcmp(json_string_value(v), s) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static json_t *all_flavors(const json_t *cq)
+{
+    json_t *out = json_array();
+    size_t g, f;
+    json_t *rg, *fl;
+    json_array_foreach(jx_get(cq, "spec.resourceGroups"), g, rg)
+    {
+        json_array_foreach(jx_get(rg, "flavors"), f, fl)
+        {
+            const char *name = jx_str(fl, "name");
+            if (out && name && !has_str(out, name) &&
+                json_array_append_new(out, json_string(name)) < 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+    }
+    return out;
+}
+
+json_t *rc_check_flavors(const json_t *cq, const char *check)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(jx_get(cq, "spec.admissionChecksStrategy.admissionChecks"), i, v)
+    {
+        const char *name = jx_str(v, "name");
+        if (!name || !check || strcmp(name, check) != 0)
+            continue;
+        json_t *on = jx_get(v, "onFlavors");
+        if (json_array_size(on) == 0)
+            return all_flavors(cq);
+        json_t *out = json_array();
+        size_t k;
+        json_t *fl;
+        json_array_foreach(on, k, fl)
+        {
+            if (out && json_is_string(fl) && json_array_append(out, fl) < 0) {
+                json_decref(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    json_array_foreach(jx_get(cq, "spec.admissionChecks"), i, v)
+    {
+        if (json_is_string(v) && check && strcmp(json_string_value(v), check) == 0)
+            return all_flavors(cq);
+    }
+    return NULL;
+}
+
+json_t *rc_checks_for_workload(const json_t *cq, const json_t *admission)
+{
+    json_t *names = mkq_cluster_queue_checks(cq);
+    json_t *all = all_flavors(cq);
+    json_t *assigned = json_array();
+    json_t *out = json_array();
+    if (!names || !all || !assigned || !out)
+        goto fail;
+    size_t i;
+    json_t *v;
+    json_array_foreach(jx_get(admission, "podSetAssignments"), i, v)
+    {
+        const char *res;
+        json_t *fl;
+        json_object_foreach(jx_get(v, "flavors"), res, fl)
+        {
+            if (json_is_string(fl) && !has_str(assigned, json_string_value(fl)) &&
+                json_array_append(assigned, fl) < 0)
+                goto fail;
+        }
+    }
+    json_array_foreach(names, i, v)
+    {
+        const char *name = json_string_value(v);
+        if (has_str(out, name))
+            continue;
+        json_t *fl = rc_check_flavors(cq, name);
+        if (!fl)
+            goto fail;
+        int applies = 0;
+        size_t k;
+        json_t *f;
+        if (admission) { /* assigned flavors meet the check's */
+            json_array_foreach(assigned, k, f)
+            {
+                if (has_str(fl, json_string_value(f)))
+                    applies = 1;
+            }
+        } else { /* before admission: only the checks on every flavor of the queue */
+            applies = 1;
+            json_array_foreach(all, k, f)
+            {
+                if (!has_str(fl, json_string_value(f)))
+                    applies = 0;
+            }
+        }
+        json_decref(fl);
+        if (applies && json_array_append(out, v) < 0)
+            goto fail;
+    }
+    json_decref(names);
+    json_decref(all);
+    json_decref(assigned);
+    return out;
+fail:
+    json_decref(names);
+    json_decref(all);
+    json_decref(assigned);
+    json_decref(out);
+    return NULL;
+}
+
+int rc_cq_quota(const json_t *cq, const json_t *only, struct rc_res *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     size_t g, f, r;
@@ -166,6 +314,8 @@ int rc_cq_quota(const json_t *cq, struct rc_res *out, char *err, size_t errlen)
     {
         json_array_foreach(jx_get(rg, "flavors"), f, fl)
         {
+            if (only && !has_str(only, jx_str(fl, "name")))
+                continue;
             json_array_foreach(jx_get(fl, "resources"), r, res)
             {
                 const char *name = jx_str(res, "name");
@@ -189,7 +339,11 @@ int rc_cq_quota(const json_t *cq, struct rc_res *out, char *err, size_t errlen)
                     snprintf(err, errlen, "too many resources");
                     return -1;
                 }
-                *slot += q;
+                if (__builtin_add_overflow(*slot, q, slot)) {
+                    snprintf(err, errlen,
+                             "resource %s: nominal quota summed over flavors overflows", name);
+                    return -1;
+                }
                 if (!present)
                     snprintf(out->flavor[slot - out->milli], sizeof(out->flavor[0]), "%s",
                              jx_str(fl, "name") ? jx_str(fl, "name") : "");
@@ -225,8 +379,8 @@ void rc_gate_plan(const char *cq, const struct rc_res *nominal, int strict,
         if (items[i].reserved) {
             for (int r = 0; r < items[i].req.n; r++) {
                 int64_t *s = rc_res_slot(&used, items[i].req.name[r]);
-                if (s)
-                    *s += items[i].req.milli[r];
+                if (s && __builtin_add_overflow(*s, items[i].req.milli[r], s))
+                    *s = INT64_MAX; /* held already: saturate, nothing else fits */
             }
         } else if (order) {
             order[npend++] = i;
@@ -250,13 +404,20 @@ void rc_gate_plan(const char *cq, const struct rc_res *nominal, int strict,
                      blocker);
             continue;
         }
+        if (it->invalid) {
+            snprintf(it->reason, sizeof(it->reason), "InvalidRequests");
+            snprintf(it->message, sizeof(it->message),
+                     "ClusterQueue %s cannot count the workload's requests: %.400s", cq,
+                     it->invalid);
+            continue; /* never fits, never blocks */
+        }
         int fits = 1;
         for (int r = 0; r < it->req.n && fits; r++) {
             if (it->req.milli[r] == 0)
                 continue;
             int covered;
             int64_t nom = rc_res_get(nominal, it->req.name[r], &covered);
-            int64_t in_use = rc_res_get(&used, it->req.name[r], NULL);
+            int64_t in_use = rc_res_get(&used, it->req.name[r], NULL), sum;
             char a[32], b[32], c[32];
             qty_format(in_use, a, sizeof(a));
             qty_format(nom, b, sizeof(b));
@@ -273,7 +434,7 @@ void rc_gate_plan(const char *cq, const struct rc_res *nominal, int strict,
                          "quota of %s",
                          cq, c, it->req.name[r], b);
                 fits = 0;
-            } else if (in_use + it->req.milli[r] > nom) {
+            } else if (__builtin_add_overflow(in_use, it->req.milli[r], &sum) || sum > nom) {
                 snprintf(it->reason, sizeof(it->reason), "WaitingForQuota");
                 snprintf(it->message, sizeof(it->message),
                          "Waiting for quota: ClusterQueue %s: %s of %s %s in use, the workload "
@@ -292,7 +453,7 @@ void rc_gate_plan(const char *cq, const struct rc_res *nominal, int strict,
         for (int r = 0; r < it->req.n; r++) {
             int64_t *s = rc_res_slot(&used, it->req.name[r]);
             if (s)
-                *s += it->req.milli[r];
+                *s += it->req.milli[r]; /* fits: in_use + req <= nominal, checked above */
         }
     }
     free(order);

@@ -26,13 +26,28 @@ int64_t rc_res_get(const struct rc_res *r, const char *name, int *present);
 
 /* Requests of one pod: containers summed, initContainers' maximum per
  * resource when larger, plus overhead; limits stand in for missing
- * requests (as the apiserver defaults them). Returns 0, -1 on a malformed
- * quantity or too many resources (err says which). */
+ * requests (as the apiserver defaults them). Every sum and product is
+ * checked. Returns 0, -1 on a malformed quantity, a sum past int64
+ * milli-units or too many resources (err says which). */
 int rc_pod_requests(const json_t *pod_spec, struct rc_res *out, char *err, size_t errlen);
 /* Requests of a Workload (spec.podSets: count x pod). */
 int rc_workload_requests(const json_t *wl, struct rc_res *out, char *err, size_t errlen);
-/* Nominal quota of a ClusterQueue per resource (all flavors summed). */
-int rc_cq_quota(const json_t *cq, struct rc_res *out, char *err, size_t errlen);
+/* Nominal quota of a ClusterQueue per resource, summed over its flavors, or
+ * over those named in `only` (a JSON array of names; NULL = all). */
+int rc_cq_quota(const json_t *cq, const json_t *only, struct rc_res *out, char *err, size_t errlen);
+
+/* The flavors admission check `check` of ClusterQueue cq applies to (Kueue's
+ * admissionChecksStrategy.admissionChecks[].onFlavors): its onFlavors, or
+ * every flavor of the queue when onFlavors is empty or the check is in the
+ * flat v1beta1 spec.admissionChecks. New reference; NULL when the queue does
+ * not list the check (or oom). */
+json_t *rc_check_flavors(const json_t *cq, const char *check);
+
+/* The admission checks (names; new reference, NULL on oom) that apply to a
+ * Workload of cq, as Kueue's AdmissionChecksForWorkload decides: with
+ * `admission` (status.admission), the checks whose flavors meet the flavors
+ * assigned in it; without, only the checks on every flavor of the queue. */
+json_t *rc_checks_for_workload(const json_t *cq, const json_t *admission);
 
 enum rc_gate_decision { RC_GATE_HOLDS = 0, RC_GATE_RESERVE, RC_GATE_WAIT };
 
@@ -42,10 +57,12 @@ struct rc_gate_item {
     long long priority;
     const char *created; /* creationTimestamp */
     struct rc_res req;
-    int reserved; /* holds quota already */
+    int reserved;        /* holds quota already */
+    const char *invalid; /* requests unreadable or overflowing (why; borrowed): never fits */
     /* out */
     enum rc_gate_decision decision;
-    char reason[32];   /* RC_GATE_WAIT: WaitingForQuota, ExceedsMaxQuota, NoMatchingFlavor */
+    char reason[32];   /* RC_GATE_WAIT: WaitingForQuota, ExceedsMaxQuota, NoMatchingFlavor,
+                        * InvalidRequests */
     char message[512]; /* RC_GATE_WAIT: why, for the QuotaReserved=False condition */
 };
 

@@ -6,6 +6,7 @@
 #include "jsonx.h"
 #include "log.h"
 #include "pack.h"
+#include "quota.h"
 #include "wlstatus.h"
 
 static const char *LG = "workload";
@@ -83,7 +84,8 @@ static int init_status(struct rc_ctx *x, json_t *wl, const char *cq)
     if (jx_get(wl, "status.admissionChecks"))
         return 0;
     json_t *cqo = kcache_get(x->clusterqueues, cq);
-    json_t *checks = mkq_cluster_queue_checks(cqo);
+    /* before admission only the checks on every flavor (onFlavors, as Kueue) */
+    json_t *checks = cqo ? rc_checks_for_workload(cqo, NULL) : json_array();
     char now[32];
     rc_now_rfc3339(now);
     json_t *status = rc_initial_status(checks, now);

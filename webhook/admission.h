@@ -46,9 +46,10 @@ const char *wh_queue_label(const json_t *obj);
 int wh_dns1123_subdomain(const char *s);
 
 /* Fills v (initialised by the caller) for review r of a job of kind k.
- * Mutation sets v->patch (possibly empty); it denies only when the caches
- * have not synced. Validation denies or allows, with warnings. Both return 0,
- * or -1 on oom (v is then a denial). */
+ * Mutation sets v->patch (possibly empty); it denies only an object with the
+ * queue label while the caches have not synced (unlabelled ones pass
+ * untouched, the default LocalQueue unapplied). Validation denies or
+ * allows, with warnings. Both return 0, or -1 on oom (v is then a denial). */
 int wh_mutate(const struct wh_ctx *c, const struct mk_kind *k, const struct wh_review *r,
               struct wh_verdict *v);
 int wh_validate(const struct wh_ctx *c, const struct mk_kind *k, const struct wh_review *r,

@@ -179,6 +179,12 @@ int wh_mutate(const struct wh_ctx *c, const struct mk_kind *k, const struct wh_r
     const char *queue = wh_queue_label(obj);
     if (!queue && !create)
         return 0;
+    /* Unlabelled: allowed untouched until the caches sync, whatever the
+     * namespace's default LocalQueue would say. A denial ignores
+     * failurePolicy, so it would block every pod the registration selects
+     * (the webhook's own restart included); a labelled object waits. */
+    if (!queue && !wh_ctx_synced(c))
+        return 0;
     if (!wh_ctx_synced(c)) {
         v->code = 503;
         wh_verdict_deny(v, "not_synced",

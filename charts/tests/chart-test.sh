@@ -113,6 +113,10 @@ def probes(c):
       and $c.startupProbe.httpGet == {path: "/healthz", port: "metrics"}
       and any($c.ports[]; .name == "metrics");
 def args(c): deploy(c).spec.template.spec.containers[0].args;
+def pod_based: ["pods","deployments","statefulsets","leaderworkersets"];
+def is_pod_based: (.rules[0].resources[0] as $r | pod_based | index($r)) != null;
+def queue_selector: .objectSelector == {matchExpressions: [{key: "kueue.x-k8s.io/queue-name", operator: "Exists"}]};
+def netpol(c): .[] | select(.kind == "NetworkPolicy" and .metadata.labels["app.kubernetes.io/component"] == c);
 '
 
 echo "# helm $("$HELM" version --short)"
@@ -137,6 +141,29 @@ check $D "validating webhooks: one per kind, CREATE+UPDATE, path, v1, None, Fail
     'hook_ok(enabled([]); "validate"; ["CREATE","UPDATE"]; "Fail"; 10; "")'
 check $D "namespaceSelector excludes kube-system and the release namespace, opt-out label" \
     'all(hooks("MutatingWebhookConfiguration")[], hooks("ValidatingWebhookConfiguration")[]; selector_ok($ns))'
+check $D "validating webhooks see only objects with the queue label (objectSelector Exists)" \
+    'all(hooks("ValidatingWebhookConfiguration")[]; queue_selector)'
+check $D "mutating webhooks have no objectSelector (the default LocalQueue labels unlabelled jobs)" \
+    'all(hooks("MutatingWebhookConfiguration")[]; .objectSelector == null)'
+check $D "pod-based kinds only in opted-in namespaces (managedJobsNamespaceSelector), the others in all" \
+    '[hooks("MutatingWebhookConfiguration")[], hooks("ValidatingWebhookConfiguration")[]] as $h
+     | ([$h[] | select(is_pod_based)] | length) == 8
+     and all($h[] | select(is_pod_based); .namespaceSelector.matchLabels == {"kueue.x-k8s.io/managed-namespace": "true"}
+             and selector_ok($ns))
+     and all($h[] | select(is_pod_based | not); .namespaceSelector.matchLabels == null)'
+check $D "NetworkPolicy: webhook HTTPS port from any source (the apiserver), metrics from the monitoring namespace" \
+    'netpol("webhook").spec as $s | $s.policyTypes == ["Ingress"]
+     and $s.podSelector.matchLabels == deploy("webhook").spec.selector.matchLabels
+     and ($s.ingress | length) == 2
+     and $s.ingress[0] == {ports: [{protocol: "TCP", port: 9443}]}
+     and $s.ingress[1] == {ports: [{protocol: "TCP", port: 8080}],
+                           from: [{namespaceSelector: {matchLabels: {"kubernetes.io/metadata.name": "monitoring"}}}]}'
+check $D "NetworkPolicy: reconciler admits only metrics from the monitoring namespace" \
+    'netpol("reconciler").spec as $s | $s.policyTypes == ["Ingress"]
+     and $s.podSelector.matchLabels == deploy("reconciler").spec.selector.matchLabels
+     and $s.ingress == [{ports: [{protocol: "TCP", port: 8080}],
+                         from: [{namespaceSelector: {matchLabels: {"kubernetes.io/metadata.name": "monitoring"}}}]}]
+     and (kind("NetworkPolicy") | length) == 2'
 check $D "no caBundle rendered without a cluster (self-managed patches it)" \
     'all(hooks("MutatingWebhookConfiguration")[]; .clientConfig.caBundle | not)'
 check $D "RBAC has no wildcards" 'no_wildcards'
@@ -245,6 +272,7 @@ check $D "no ServiceMonitor, Certificate or Issuer by default" \
 render custom --set kinds.Pod=false --set kinds.Deployment=false --set kinds.RayService=false \
     --set webhook.failurePolicy=Ignore --set webhook.timeoutSeconds=5 \
     --set webhook.url=https://127.0.0.1:18443 --set webhook.namespaceSelector.matchByName=false \
+    --set-string 'webhook.namespaceSelector.releaseNamespaceLabels.mkueue\.x-k8s\.io/webhook-exclude=true' \
     --set webhook.priorityClassName=system-cluster-critical --set reconciler.priorityClassName=high \
     --set image.tag=v9 --set image.pullPolicy=Always --set reconciler.leaderElection.enabled=false \
     --set webhook.replicas=3 --set 'webhook.nodeSelector.role=infra' \
@@ -334,6 +362,26 @@ render_fails badmode 'certificates.mode must be one of' --set certificates.mode=
 render_fails badpolicy 'failurePolicy must be Fail or Ignore' --set webhook.failurePolicy=Maybe
 render_fails badtimeout 'timeoutSeconds must be 1 to 30' --set webhook.timeoutSeconds=31
 render_fails httpurl 'must start with https://' --set webhook.url=http://127.0.0.1:1
+render netpol --set networkPolicy.webhookFrom[0].ipBlock.cidr=10.0.0.10/32 \
+    --set networkPolicy.monitoringNamespaceSelector.matchLabels.team=obs \
+    --set 'webhook.managedJobsNamespaceSelector=null'
+check netpol "webhookFrom narrows the HTTPS port; the monitoring selector is the values'" \
+    'netpol("webhook").spec.ingress[0].from == [{ipBlock: {cidr: "10.0.0.10/32"}}]
+     and all(netpol("webhook").spec.ingress[1], netpol("reconciler").spec.ingress[0];
+             .from == [{namespaceSelector: {matchLabels: {"kubernetes.io/metadata.name": "monitoring", team: "obs"}}}])'
+check netpol "managedJobsNamespaceSelector null: pod-based kinds in every admitted namespace" \
+    'all(hooks("MutatingWebhookConfiguration")[]; .namespaceSelector.matchLabels == null and selector_ok($ns))'
+render nonetpol --set networkPolicy.enabled=false
+check nonetpol "networkPolicy.enabled=false: no NetworkPolicy" '(kind("NetworkPolicy") | length) == 0'
+
+# the webhooks must never select their own namespace (they would block their own restart)
+render_fails ownns-optout-only 'the Job webhooks would select the release namespace mk-sys' \
+    --set webhook.namespaceSelector.matchByName=false
+render_fails ownns-no-name-label 'would select the release namespace mk-sys (labels {"team":"x"})' \
+    --set webhook.namespaceSelector.releaseNamespaceLabels.team=x
+render_fails ownns-pods-only 'the Pod webhooks would select the release namespace' \
+    --set kinds.Job=false --set webhook.namespaceSelector.matchByName=false \
+    --set-string 'webhook.namespaceSelector.releaseNamespaceLabels.kueue\.x-k8s\.io/managed-namespace=true'
 render_fails noexclusion 'enable matchByName or set optOutLabel' \
     --set webhook.namespaceSelector.matchByName=false --set webhook.namespaceSelector.optOutLabel=
 

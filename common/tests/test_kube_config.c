@@ -707,6 +707,17 @@ static void test_malformed_yaml(void **state)
         {"\"unterminated\n", "invalid YAML"},
         {"a: 1\n---\nb: 2\n", "multiple YAML documents"},
         {"a: &x [1, 2]\nb: *x\n", "YAML aliases are not allowed"},
+        /* merge keys: refused wherever they are, however quoted or tagged */
+        {"<<: {current-context: x}\n", "YAML merge keys (<<) are not allowed (line 1)"},
+        {"current-context: x\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n"
+         "clusters: [{name: c, cluster: {server: 'https://a'}}]\n"
+         "users: [{name: u, user: {token: t, <<: {as: system:admin}}}]\n",
+         "YAML merge keys (<<) are not allowed (line 4)"},
+        {"current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
+         "clusters:\n- name: c\n  cluster:\n    server: 'https://a'\n"
+         "    \"<<\": {insecure-skip-tls-verify: true}\n",
+         "YAML merge keys (<<) are not allowed (line 7)"},
+        {"a: {!!merge x: {b: c}}\n", "YAML merge keys (<<) are not allowed"},
         {"? [a]\n: b\n", "mapping keys must be strings"},
         {"current-context: \"a\\0b\"\n", "must not contain NUL"},
         {"clusters: string\ncurrent-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n",

@@ -60,6 +60,30 @@ secret_key() { km -n "$1" get secret "$2" -o json | jq -r --arg k "$3" '.data[$k
         and .clientConfig.service.path == "/mutate-batch-v1-job"
         and (.namespaceSelector.matchExpressions[0].values | index($ns))'
     km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q '^mode: standalone$'
+    # scope: validation only for labelled objects, pod-based kinds only in opted-in namespaces
+    km get validatingwebhookconfiguration "$REL-mkueue-validating" -o json | jq -e 'all(.webhooks[];
+        .objectSelector.matchExpressions == [{key: "kueue.x-k8s.io/queue-name", operator: "Exists"}])'
+    mwc_json "$REL-mkueue-mutating" | jq -e '[.webhooks[] | select(.rules[0].resources[0] == "pods")][0]
+        | .namespaceSelector.matchLabels == {"kueue.x-k8s.io/managed-namespace": "true"}'
+    [ "$(km -n "$KNS" get networkpolicy -l "$sel" -o name | wc -l)" -eq 2 ]
+    [[ "$output" == *"kueue.x-k8s.io/managed-namespace=true"* ]]
+}
+
+@test "helm install refuses webhooks that would select their own namespace" {
+    ns=$(fresh_ns mk40-own)
+    km create ns "$ns"
+    # without matchByName only the opt-out label keeps the release namespace out
+    run helm_m install "${REL}o" "$CHART" -n "$ns" --set webhook.namespaceSelector.matchByName=false
+    echo "$output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"would select the release namespace $ns"*"could block its own restart"* ]]
+    [ -z "$(km get mutatingwebhookconfiguration -l app.kubernetes.io/instance=${REL}o -o name)" ]
+    # the chart reads the namespace's labels: opted out, it is accepted
+    km label ns "$ns" mkueue.x-k8s.io/webhook-exclude=true
+    run helm_m install "${REL}o" "$CHART" -n "$ns" --set webhook.namespaceSelector.matchByName=false --dry-run=server
+    echo "$output"
+    [ "$status" -eq 0 ]
+    km delete ns "$ns" --wait=false
 }
 
 @test "the installed webhooks are live and skip excluded namespaces" {
@@ -74,6 +98,16 @@ secret_key() { km -n "$1" get secret "$2" -o json | jq -r --arg k "$3" '.data[$k
     km -n "$KNS" create job j --image=busybox -- true
     km label ns "$ns" mkueue.x-k8s.io/webhook-exclude=true
     eventually 10 km -n "$ns" create job j2 --image=busybox -- true
+    km delete ns "$ns" --wait=false
+    # pods: only namespaces opted in to the pod-based kinds are blocked
+    ns=$(fresh_ns mk40-pods)
+    km create ns "$ns"
+    km -n "$ns" run p1 --image=busybox --restart=Never -- true
+    km label ns "$ns" kueue.x-k8s.io/managed-namespace=true
+    run km -n "$ns" run p2 --image=busybox --restart=Never -- true
+    echo "$output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"failed calling webhook"* ]]
     km delete ns "$ns" --wait=false
 }
 

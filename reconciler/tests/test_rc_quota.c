@@ -71,14 +71,14 @@ static void test_cq_quota_sums_flavors(void **state)
         "{\"name\":\"b\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"500m\"}]}]}]}}");
     struct rc_res q;
     char err[128];
-    assert_int_equal(rc_cq_quota(cq, &q, err, sizeof(err)), 0);
+    assert_int_equal(rc_cq_quota(cq, NULL, &q, err, sizeof(err)), 0);
     assert_int_equal(rc_res_get(&q, "cpu", NULL), 8500);
     assert_int_equal(rc_res_get(&q, "nvidia.com/gpu", NULL), 4000);
     assert_string_equal(q.flavor[0], "a"); /* the first flavor covering cpu */
     json_decref(cq);
     cq = tj_parse("{\"spec\":{\"resourceGroups\":[{\"flavors\":[{\"name\":\"a\",\"resources\":[{"
                   "\"name\":\"cpu\",\"nominalQuota\":\"x\"}]}]}]}}");
-    assert_int_equal(rc_cq_quota(cq, &q, err, sizeof(err)), -1);
+    assert_int_equal(rc_cq_quota(cq, NULL, &q, err, sizeof(err)), -1);
     json_decref(cq);
 }
 
@@ -168,6 +168,170 @@ static void test_gate_uncovered_and_ties(void **state)
     rc_gate_plan("q", &nominal, 0, NULL, 0); /* nothing to do is fine */
 }
 
+/* Issue 11 item 6: sums and products of requests never wrap. Twice
+ * INT64_MAX milli-CPU plus 3m used to come out as 1m. */
+static void test_request_overflow(void **state)
+{
+    (void)state;
+    struct rc_res r;
+    char err[256];
+    json_t *spec = tj_parse("{\"containers\":["
+                            "{\"resources\":{\"requests\":{\"cpu\":\"9223372036854775807m\"}}},"
+                            "{\"resources\":{\"requests\":{\"cpu\":\"9223372036854775807m\"}}},"
+                            "{\"resources\":{\"requests\":{\"cpu\":\"3m\"}}}]}");
+    assert_int_equal(rc_pod_requests(spec, &r, err, sizeof(err)), -1);
+    assert_string_equal(err, "resource cpu: summed requests overflow (more than "
+                             "9223372036854775807m)");
+    json_decref(spec);
+    /* the same through a Workload, and overhead on top of a full sum */
+    json_t *wl = tj_parse("{\"spec\":{\"podSets\":[{\"name\":\"main\",\"template\":{\"spec\":{"
+                          "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":"
+                          "\"9223372036854775807m\"}}}],\"overhead\":{\"cpu\":\"1m\"}}}}]}}");
+    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "resource cpu: summed requests overflow"));
+    json_decref(wl);
+    /* pod count x requests */
+    wl = tj_parse("{\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":1000,\"template\":{"
+                  "\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"8Pi\"}}}]"
+                  "}}}]}}");
+    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "resource memory: podSets[0] count 1000 times the pod's requests "
+                                "overflows"));
+    json_decref(wl);
+    /* podSets summed: each fits, together they do not */
+    wl = tj_parse("{\"spec\":{\"podSets\":["
+                  "{\"name\":\"a\",\"count\":2,\"template\":{\"spec\":{\"containers\":[{"
+                  "\"resources\":{\"requests\":{\"cpu\":\"4611686018427387903m\"}}}]}}},"
+                  "{\"name\":\"b\",\"template\":{\"spec\":{\"containers\":[{"
+                  "\"resources\":{\"requests\":{\"cpu\":\"2m\"}}}]}}}]}}");
+    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "resource cpu: summed requests overflow"));
+    json_decref(wl);
+    /* nominal quota summed over flavors */
+    json_t *cq = tj_parse("{\"spec\":{\"resourceGroups\":[{\"flavors\":["
+                          "{\"name\":\"a\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":"
+                          "\"9223372036854775807m\"}]},"
+                          "{\"name\":\"b\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":"
+                          "\"1m\"}]}]}]}}");
+    assert_int_equal(rc_cq_quota(cq, NULL, &r, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "resource cpu: nominal quota summed over flavors overflows"));
+    json_decref(cq);
+
+    /* the gate: an unreadable workload waits with the reason on it, blocks
+     * nobody (StrictFIFO included), and huge in-use sums do not wrap */
+    struct rc_res nominal = {0};
+    *rc_res_slot(&nominal, "nvidia.com/gpu") = INT64_MAX;
+    struct rc_gate_item it[4];
+    item(&it[0], "ns/held", 0, "2024-01-01T00:00:00Z", INT64_MAX, 1);
+    item(&it[1], "ns/held2", 0, "2024-01-01T00:00:00Z", INT64_MAX, 1);
+    item(&it[2], "ns/small", 0, "2024-01-01T00:00:02Z", 2000, 0);
+    memset(&it[3], 0, sizeof(it[3]));
+    it[3].key = "ns/bad";
+    it[3].created = "2024-01-01T00:00:01Z";
+    it[3].invalid = "resource cpu: summed requests overflow (more than 9223372036854775807m)";
+    rc_gate_plan("q", &nominal, 1, it, 4);
+    assert_int_equal(it[2].decision, RC_GATE_WAIT); /* the queue is full, not 2 - 2 = 0 */
+    assert_string_equal(it[2].reason, "WaitingForQuota");
+    assert_int_equal(it[3].decision, RC_GATE_WAIT);
+    assert_string_equal(it[3].reason, "InvalidRequests");
+    assert_string_equal(it[3].message,
+                        "ClusterQueue q cannot count the workload's requests: resource cpu: "
+                        "summed requests overflow (more than 9223372036854775807m)");
+    assert_null(strstr(it[2].message, "ns/bad is ahead"));
+}
+
+/* Issue 10 item 9: admission checks limited to some flavors (onFlavors), as
+ * Kueue's AdmissionChecksForWorkload applies them. */
+/* 1 when a equals the JSON text want */
+static int json_is(const json_t *a, const char *want)
+{
+    json_t *w = tj_parse(want);
+    int eq = json_equal(a, w);
+    json_decref(w);
+    return eq;
+}
+
+static const char *ONFLAVORS_CQ =
+    "{\"spec\":{\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":["
+    "{\"name\":\"local\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"100\"}]},"
+    "{\"name\":\"remote\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"8\"}]}]}],"
+    "\"admissionChecksStrategy\":{\"admissionChecks\":["
+    "{\"name\":\"mk\",\"onFlavors\":[\"remote\"]},"
+    "{\"name\":\"prov\",\"onFlavors\":[\"local\"]},"
+    "{\"name\":\"all\"},"
+    "{\"name\":\"both\",\"onFlavors\":[\"remote\",\"local\"]}]}}}";
+
+static void test_on_flavors(void **state)
+{
+    (void)state;
+    json_t *cq = tj_parse(ONFLAVORS_CQ);
+    char err[128];
+    json_t *fl = rc_check_flavors(cq, "mk");
+    assert_int_equal(json_array_size(fl), 1);
+    assert_string_equal(json_string_value(json_array_get(fl, 0)), "remote");
+    json_decref(fl);
+    fl = rc_check_flavors(cq, "all"); /* empty onFlavors: every flavor of the queue */
+    assert_int_equal(json_array_size(fl), 2);
+    json_decref(fl);
+    assert_null(rc_check_flavors(cq, "unknown"));
+
+    /* the quota the gate may reserve: only the flavors of the MultiKueue check */
+    struct rc_res q;
+    fl = rc_check_flavors(cq, "mk");
+    assert_int_equal(rc_cq_quota(cq, fl, &q, err, sizeof(err)), 0);
+    assert_int_equal(rc_res_get(&q, "cpu", NULL), 8000);
+    assert_string_equal(q.flavor[0], "remote");
+    json_decref(fl);
+    assert_int_equal(rc_cq_quota(cq, NULL, &q, err, sizeof(err)), 0);
+    assert_int_equal(rc_res_get(&q, "cpu", NULL), 108000);
+
+    /* before admission: only checks on every flavor */
+    json_t *names = rc_checks_for_workload(cq, NULL);
+    assert_true(json_is(names, "[\"all\",\"both\"]"));
+    json_decref(names);
+    /* admitted on "remote": mk applies, prov does not */
+    json_t *adm = tj_parse("{\"clusterQueue\":\"q\",\"podSetAssignments\":[{\"name\":\"main\","
+                           "\"flavors\":{\"cpu\":\"remote\"}}]}");
+    names = rc_checks_for_workload(cq, adm);
+    assert_true(json_is(names, "[\"mk\",\"all\",\"both\"]"));
+    json_decref(names);
+    json_decref(adm);
+    /* the v1beta1 flat list applies to every flavor */
+    json_t *flat = tj_parse("{\"spec\":{\"resourceGroups\":[{\"flavors\":[{\"name\":\"a\"}]}],"
+                            "\"admissionChecks\":[\"mk\"]}}");
+    names = rc_checks_for_workload(flat, NULL);
+    assert_true(json_is(names, "[\"mk\"]"));
+    json_decref(names);
+    json_decref(flat);
+
+    /* the reservation lists the checks of the assigned flavor: states kept,
+     * new ones Pending, those of other flavors gone */
+    json_t *wl = tj_parse(
+        "{\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":1,\"template\":{\"spec\":{"
+        "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}]},"
+        "\"status\":{\"admissionChecks\":[{\"name\":\"all\",\"state\":\"Ready\",\"message\":\"ok\","
+        "\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"},{\"name\":\"both\",\"state\":\"Pending\","
+        "\"message\":\"\",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}");
+    fl = rc_check_flavors(cq, "mk");
+    assert_int_equal(rc_cq_quota(cq, fl, &q, err, sizeof(err)), 0);
+    json_decref(fl);
+    json_t *p = rc_reserve_patch(wl, "q", cq, &q, "2024-02-02T00:00:00Z");
+    assert_non_null(p);
+    assert_string_equal(jx_str(p, "admission.podSetAssignments.0.flavors.cpu"), "remote");
+    json_t *acs = jx_get(p, "admissionChecks");
+    assert_int_equal(json_array_size(acs), 3);
+    assert_string_equal(jx_str(json_array_get(acs, 0), "name"), "mk");
+    assert_string_equal(jx_str(json_array_get(acs, 0), "state"), "Pending");
+    assert_string_equal(jx_str(json_array_get(acs, 0), "lastTransitionTime"),
+                        "2024-02-02T00:00:00Z");
+    assert_string_equal(jx_str(json_array_get(acs, 1), "name"), "all");
+    assert_string_equal(jx_str(json_array_get(acs, 1), "state"), "Ready");
+    assert_string_equal(jx_str(json_array_get(acs, 2), "name"), "both");
+    json_decref(p);
+    json_decref(wl);
+    json_decref(cq);
+}
+
 static void test_reserve_patch(void **state)
 {
     (void)state;
@@ -181,7 +345,7 @@ static void test_reserve_patch(void **state)
     struct rc_res nominal = {0};
     *rc_res_slot(&nominal, "cpu") = 4000;
     snprintf(nominal.flavor[0], sizeof(nominal.flavor[0]), "default-flavor");
-    json_t *p = rc_reserve_patch(wl, "team-a", &nominal, "2024-02-02T00:00:00Z");
+    json_t *p = rc_reserve_patch(wl, "team-a", NULL, &nominal, "2024-02-02T00:00:00Z");
     assert_non_null(p);
     assert_string_equal(jx_str(p, "admission.clusterQueue"), "team-a");
     assert_string_equal(jx_str(p, "admission.podSetAssignments.0.flavors.cpu"), "default-flavor");
@@ -208,6 +372,8 @@ int main(void)
         cmocka_unit_test(test_gate_best_effort_vs_strict),
         cmocka_unit_test(test_gate_uncovered_and_ties),
         cmocka_unit_test(test_reserve_patch),
+        cmocka_unit_test(test_request_overflow),
+        cmocka_unit_test(test_on_flavors),
     };
     return cmocka_run_group_tests_name("rc_quota", tests, NULL, NULL);
 }

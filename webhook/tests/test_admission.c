@@ -707,6 +707,37 @@ static void test_validate_not_synced(void **state)
     kcache_set_synced(f->ctx.q.admissionchecks, 1);
 }
 
+/* Issue 11 item 3: an object without the queue label is never denied while
+ * the caches sync (a denial ignores failurePolicy: it would block every pod
+ * of the namespaces the registration selects, the webhook's own restart
+ * included). Labelled objects still wait for the caches. */
+static void test_unlabelled_allowed_not_synced(void **state)
+{
+    struct fixture *f = *state;
+    kcache_set_synced(f->ctx.q.localqueues, 0);
+    static const char *const kinds[][2] = {
+        {"v1", "Pod"}, {"apps/v1", "Deployment"}, {"apps/v1", "StatefulSet"}, {"batch/v1", "Job"}};
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        const struct mk_kind *k = mk_kind_by_gvk(kinds[i][0], kinds[i][1]);
+        assert_non_null(k);
+        json_t *obj = job_of(k, NS, NULL);
+        for (int mutate = 0; mutate <= 1; mutate++) {
+            struct answer a = call(f, mutate, "CREATE", k, obj, NULL, NS);
+            assert_true(allowed(&a));
+            assert_null(json_object_get(a.resp, "patch"));
+            answer_free(&a);
+        }
+        json_decref(obj);
+        obj = job_of(k, NS, "team-a");
+        struct answer a = call(f, 1, "CREATE", k, obj, NULL, NS);
+        assert_false(allowed(&a));
+        assert_int_equal(jx_int(a.resp, "status.code", 0), 503);
+        answer_free(&a);
+        json_decref(obj);
+    }
+    kcache_set_synced(f->ctx.q.localqueues, 1);
+}
+
 static void test_validate_updates(void **state)
 {
     struct fixture *f = *state;
@@ -1035,6 +1066,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_validate_workers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validate_queue_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validate_not_synced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unlabelled_allowed_not_synced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validate_updates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validate_running_per_gating, setup, teardown),
         cmocka_unit_test(test_dns1123),

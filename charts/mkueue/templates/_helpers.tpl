@@ -163,6 +163,83 @@ matchLabels:
 {{- end }}
 {{- end -}}
 
+{{/* The namespaceSelector of one kind's webhooks: include
+     "mkueue.namespaceSelectorFor" (list $ kind). The pod-based kinds
+     (dispatch: false: Pod, Deployment, StatefulSet, LeaderWorkerSet) also
+     need the namespace to match webhook.managedJobsNamespaceSelector, as
+     Kueue's managedJobsNamespaceSelector scopes its pod-based integrations. */}}
+{{- define "mkueue.namespaceSelectorFor" -}}
+{{- $root := index . 0 -}}
+{{- $kind := index . 1 -}}
+{{- $base := include "mkueue.namespaceSelector" $root | fromYaml -}}
+{{- $exprs := $base.matchExpressions | default list -}}
+{{- $labels := $base.matchLabels | default dict -}}
+{{- if and (hasKey $kind "dispatch") (not $kind.dispatch) -}}
+{{- $m := $root.Values.webhook.managedJobsNamespaceSelector | default dict -}}
+{{- $exprs = concat $exprs ($m.matchExpressions | default list) -}}
+{{- $labels = merge (deepCopy ($m.matchLabels | default dict)) $labels -}}
+{{- end -}}
+{{- if $exprs }}
+matchExpressions:
+{{- toYaml $exprs | nindent 0 }}
+{{- end }}
+{{- if $labels }}
+matchLabels:
+{{- toYaml $labels | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/* "true" when label selector (index . 0, a dict) matches labels (index . 1):
+     matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist) as
+     the apiserver evaluates them. */}}
+{{- define "mkueue.selectorMatches" -}}
+{{- $sel := index . 0 -}}
+{{- $labels := index . 1 -}}
+{{- $ok := true -}}
+{{- range $k, $v := ($sel.matchLabels | default dict) }}
+{{- if or (not (hasKey $labels $k)) (ne (toString (index $labels $k)) (toString $v)) }}{{ $ok = false }}{{ end }}
+{{- end }}
+{{- range ($sel.matchExpressions | default list) }}
+{{- $has := hasKey $labels .key -}}
+{{- $vals := list -}}
+{{- range (.values | default list) }}{{ $vals = append $vals (toString .) }}{{ end -}}
+{{- $in := and $has (has (toString (index $labels .key)) $vals) -}}
+{{- if and (eq .operator "In") (not $in) }}{{ $ok = false }}{{ end }}
+{{- if and (eq .operator "NotIn") $in }}{{ $ok = false }}{{ end }}
+{{- if and (eq .operator "Exists") (not $has) }}{{ $ok = false }}{{ end }}
+{{- if and (eq .operator "DoesNotExist") $has }}{{ $ok = false }}{{ end }}
+{{- end }}
+{{- if $ok }}true{{ end -}}
+{{- end -}}
+
+{{/* The release namespace's labels: read from the cluster when it can be
+     (helm install/upgrade), else webhook.namespaceSelector.releaseNamespaceLabels,
+     else the kubernetes.io/metadata.name label Kubernetes sets. */}}
+{{- define "mkueue.releaseNamespaceLabels" -}}
+{{- $ns := lookup "v1" "Namespace" "" .Release.Namespace -}}
+{{- if $ns -}}
+{{- toYaml (($ns.metadata).labels | default dict) -}}
+{{- else if .Values.webhook.namespaceSelector.releaseNamespaceLabels -}}
+{{- toYaml .Values.webhook.namespaceSelector.releaseNamespaceLabels -}}
+{{- else -}}
+{{- toYaml (dict "kubernetes.io/metadata.name" .Release.Namespace) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Fails when an enabled kind's webhooks would select the release
+     namespace: with failurePolicy Fail, the webhook's own pods could then
+     not be created while it is down. */}}
+{{- define "mkueue.checkOwnNamespace" -}}
+{{- $labels := include "mkueue.releaseNamespaceLabels" . | fromYaml | default dict -}}
+{{- $kinds := (include "mkueue.enabledKinds" . | fromYaml).kinds | default list -}}
+{{- range $kinds }}
+{{- $sel := include "mkueue.namespaceSelectorFor" (list $ .) | fromYaml | default dict -}}
+{{- if include "mkueue.selectorMatches" (list $sel $labels) }}
+{{- fail (printf "webhook.namespaceSelector: the %s webhooks would select the release namespace %s (labels %s), so the webhook could block its own restart; keep matchByName on (the namespace needs the kubernetes.io/metadata.name label) or label the namespace %s=true" .kind $.Release.Namespace (toJson $labels) ($.Values.webhook.namespaceSelector.optOutLabel | default "<webhook.namespaceSelector.optOutLabel>")) }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
 {{- define "mkueue.certManagerAnnotation" -}}
 {{- if eq .Values.certificates.mode "cert-manager" }}
 annotations:
@@ -217,6 +294,7 @@ seccompProfile:
 {{- if and (not .Values.webhook.namespaceSelector.matchByName) (not .Values.webhook.namespaceSelector.optOutLabel) -}}
 {{- fail "webhook.namespaceSelector: enable matchByName or set optOutLabel, or the webhooks would see kube-system and their own namespace" -}}
 {{- end -}}
+{{- include "mkueue.checkOwnNamespace" . -}}
 {{- end -}}
 
 {{/* include "mkueue.serviceAccountName" (list . "webhook") */}}
