@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "fileio.h"
 #include "jsonx.h"
 #include "kube_config.h"
@@ -92,13 +93,6 @@ struct mkcs {
     int has_monitor, has_reaper;
     struct mkcs_conn *dead; /* connections waiting to be stopped */
 };
-
-static long long mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- connections ------------------------------------------------------------ */
 
@@ -426,7 +420,7 @@ static void cluster_state(struct cluster *cl, struct mkcs_state *out, char *deta
         }
     }
     if (!out->connected && !cl->lost_ms)
-        cl->lost_ms = lost ? lost : mono_ms();
+        cl->lost_ms = lost ? lost : clk_now_ms();
     out->disconnected_since_ms = cl->lost_ms;
     if (detail)
         snprintf(detail, dlen, "%s", d);
@@ -490,10 +484,9 @@ static void *monitor_main(void *arg)
     struct mkcs *s = arg;
     pthread_mutex_lock(&s->lock);
     while (!s->shutdown) {
-        long long until = mono_ms() + s->monitor_ms;
-        struct timespec ts = {(time_t)(until / 1000), (long)(until % 1000) * 1000000L};
-        while (!s->shutdown && mono_ms() < until)
-            pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+        long long until = clk_now_ms() + s->monitor_ms;
+        while (!s->shutdown && !clk_cond_wait_until(&s->wake, &s->lock, until))
+            ;
         if (s->shutdown)
             break;
         struct changes ch = {0};
@@ -789,12 +782,11 @@ struct mkcs *mkcs_new(const struct mkcs_options *o, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
+    if (clk_cond_init(&s->wake) < 0) {
+        snprintf(err, errlen, "cannot create a condition variable");
+        goto fail;
+    }
     pthread_mutex_init(&s->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->wake, &ca);
-    pthread_condattr_destroy(&ca);
     s->has_reaper = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
     s->has_monitor = s->has_reaper && pthread_create(&s->monitor, NULL, monitor_main, s) == 0;
     if (!s->has_monitor) {

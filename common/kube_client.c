@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "clock.h"
 #include "buf.h"
 #include "log.h"
 
@@ -36,6 +37,8 @@ struct kc_client {
     long connect_timeout_ms;
     size_t max_body;
     int pool_size;
+    int (*may_write)(void *ud, const char *method, const char *path);
+    void *may_write_ud;
 
     pthread_mutex_t pool_lock;
     CURL **pool; /* idle handles, used as a stack so the warmest is reused */
@@ -65,13 +68,6 @@ static CURLcode global_rc;
 static void global_init(void)
 {
     global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void set_err(char *err, size_t errlen, const char *msg)
@@ -336,7 +332,7 @@ static void rl_wait(struct kc_client *c)
     if (c->qps <= 0)
         return;
     pthread_mutex_lock(&c->rl_lock);
-    double now = mono_s();
+    double now = (double)clk_now_ns() / 1e9;
     c->tokens += (now - c->last_s) * c->qps;
     if (c->tokens > c->burst)
         c->tokens = c->burst;
@@ -344,11 +340,8 @@ static void rl_wait(struct kc_client *c)
     c->tokens -= 1;
     double wait = c->tokens < 0 ? -c->tokens / c->qps : 0;
     pthread_mutex_unlock(&c->rl_lock);
-    if (wait > 0) {
-        struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-            ;
-    }
+    if (wait > 0)
+        clk_nap_ms((long)(wait * 1000) + 1); /* rounded up: a token is due by then */
 }
 
 static CURL *pool_get(struct kc_client *c)
@@ -577,7 +570,12 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
         rc = KC_ERR_NOMEM;
         goto out;
     }
-    if (setup(c, x.h, url, hdrs, errbuf, c->timeout_ms) < 0 ||
+    if (c->may_write && strcmp(method, "GET") != 0 && c->may_write(c->may_write_ud, method, path)) {
+        rc = KC_ERR_REFUSED;
+        snprintf(st->message, sizeof(st->message), "write refused by this client's may_write");
+        goto out;
+    }
+    if (setup(c, x.h, url, hdrs, errbuf, __atomic_load_n(&c->timeout_ms, __ATOMIC_RELAXED)) < 0 ||
         curl_easy_setopt(x.h, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
         curl_easy_setopt(x.h, CURLOPT_HEADERDATA, &x) != CURLE_OK ||
         curl_easy_setopt(x.h, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
@@ -1081,8 +1079,10 @@ struct kc_client *kc_new(struct kcfg *cfg, const struct kc_options *opt, char *e
     c->connect_timeout_ms = o.connect_timeout_ms > 0 ? o.connect_timeout_ms : 5000;
     c->max_body = o.max_body > 0 ? o.max_body : (size_t)64 * 1024 * 1024;
     c->pool_size = o.pool_size > 0 ? (o.pool_size > KC_MAX_POOL ? KC_MAX_POOL : o.pool_size) : 8;
+    c->may_write = o.may_write;
+    c->may_write_ud = o.may_write_ud;
     c->tokens = c->burst;
-    c->last_s = mono_s();
+    c->last_s = (double)clk_now_ns() / 1e9;
     pthread_mutex_init(&c->pool_lock, NULL);
     pthread_mutex_init(&c->rl_lock, NULL);
     c->server = strdup(cfg->server);
@@ -1101,6 +1101,12 @@ struct kc_client *kc_new(struct kcfg *cfg, const struct kc_options *opt, char *e
         return NULL;
     }
     return c;
+}
+
+void kc_set_timeout(struct kc_client *c, long timeout_ms)
+{
+    if (c)
+        __atomic_store_n(&c->timeout_ms, timeout_ms > 0 ? timeout_ms : 30000, __ATOMIC_RELAXED);
 }
 
 void kc_free(struct kc_client *c)

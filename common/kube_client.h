@@ -28,9 +28,10 @@ enum {
     KC_ERR_HTTP = -2,      /* the server answered non-2xx; see st */
     KC_ERR_DECODE = -3,    /* response body was not the JSON we expected */
     KC_ERR_NOMEM = -4,
-    KC_ERR_TOOBIG = -5, /* response exceeded max_body */
-    KC_ERR_INVAL = -6,  /* bad arguments */
-    KC_ERR_STOPPED = -7 /* aborted by a stop flag (watch) */
+    KC_ERR_TOOBIG = -5,  /* response exceeded max_body */
+    KC_ERR_INVAL = -6,   /* bad arguments */
+    KC_ERR_STOPPED = -7, /* aborted by a stop flag (watch) */
+    KC_ERR_REFUSED = -8  /* a write the client's may_write refused; nothing was sent */
 };
 
 /* What a request ended with: always filled, also on success. */
@@ -64,6 +65,12 @@ struct kc_options {
     size_t max_body;         /* max response body, default 64 MiB */
     int pool_size;           /* easy handles kept, default 8 */
     const char *user_agent;  /* default "mkueue/<version>" */
+    /* Asked on the requesting thread right before each request that is not a
+     * GET goes out (after the rate limiter's wait): non-zero refuses it with
+     * KC_ERR_REFUSED. NULL allows every write. The reconciler refuses writes
+     * once its lease may have run out (leader.h). */
+    int (*may_write)(void *ud, const char *method, const char *path);
+    void *may_write_ud;
 };
 
 struct kc_client;
@@ -77,6 +84,10 @@ struct kc_client;
  * and fills err. */
 struct kc_client *kc_new(struct kcfg *cfg, const struct kc_options *opt, char *err, size_t errlen);
 void kc_free(struct kc_client *c);
+/* Sets the per-request timeout for requests started from now on (<= 0: the
+ * default 30 s). Thread-safe; meant for a client one thread uses, such as
+ * the Lease's, which caps each request at the time left to its deadline. */
+void kc_set_timeout(struct kc_client *c, long timeout_ms);
 const char *kc_server(const struct kc_client *c);
 
 /* Path of a resource collection or object, escaped: ns may be NULL for

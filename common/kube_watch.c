@@ -1,4 +1,5 @@
 #include "errf.h"
+#include "clock.h"
 #include "kube_watch.h"
 
 #include <pthread.h>
@@ -241,13 +242,6 @@ struct kw_informer {
     char watch_err[256];
 };
 
-static long long mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int stopping(struct kw_informer *inf)
 {
     return __atomic_load_n(&inf->stop, __ATOMIC_ACQUIRE);
@@ -267,11 +261,10 @@ static uint64_t rnd(struct kw_informer *inf)
 /* Sleeps up to ms unless stopped; returns non-zero when stopping. */
 static int sleep_ms(struct kw_informer *inf, long ms)
 {
-    long long until = mono_ms() + ms;
-    struct timespec ts = {(time_t)(until / 1000), (long)(until % 1000) * 1000000L};
+    long long until = clk_now_ms() + ms;
     pthread_mutex_lock(&inf->lock);
-    while (!inf->stop && mono_ms() < until)
-        pthread_cond_timedwait(&inf->wake, &inf->lock, &ts);
+    while (!inf->stop && !clk_cond_wait_until(&inf->wake, &inf->lock, until))
+        ;
     int s = inf->stop;
     pthread_mutex_unlock(&inf->lock);
     return s;
@@ -293,7 +286,7 @@ static void mark_failed(struct kw_informer *inf, const char *what, const char *m
 {
     pthread_mutex_lock(&inf->lock);
     if (inf->st.connected || inf->st.disconnected_since_ms == 0)
-        inf->st.disconnected_since_ms = mono_ms();
+        inf->st.disconnected_since_ms = clk_now_ms();
     inf->st.connected = 0;
     snprintf(inf->st.last_error, sizeof(inf->st.last_error), "%s: %s", what, msg);
     inf->st.reconnects++;
@@ -492,7 +485,7 @@ static enum watch_end do_watch(struct kw_informer *inf)
     pthread_mutex_lock(&inf->lock);
     inf->st.watches++;
     pthread_mutex_unlock(&inf->lock);
-    long long started = mono_ms();
+    long long started = clk_now_ms();
     /* The client's own bound sits past the server's so the server ends it. */
     int rc = kc_stream(inf->client, path, query, timeout_s + 30, &inf->stop, on_data, inf, &st);
     if (stopping(inf)) {
@@ -510,7 +503,7 @@ static enum watch_end do_watch(struct kw_informer *inf)
     } else if (rc != KC_OK) {
         status_text(rc, &st, msg, sizeof(msg));
         mark_failed(inf, "watch", msg);
-    } else if (inf->watch_events == 0 && mono_ms() - started < 1000) {
+    } else if (inf->watch_events == 0 && clk_now_ms() - started < 1000) {
         /* Ending at once without a word is no healthy watch: back off. */
         mark_failed(inf, "watch", "stream closed immediately");
     } else {
@@ -621,16 +614,13 @@ struct kw_informer *kw_informer_start(struct kc_client *client, const struct kc_
     if (inf->backoff_max_ms < inf->backoff_initial_ms)
         inf->backoff_max_ms = inf->backoff_initial_ms;
     inf->watch_timeout_s = opt->watch_timeout_s;
-    inf->rng = ((uint64_t)mono_ms() << 20) ^ (uint64_t)(uintptr_t)inf ^ 0x9E3779B97F4A7C15ULL;
-    inf->st.disconnected_since_ms = mono_ms();
+    inf->rng = ((uint64_t)clk_now_ms() << 20) ^ (uint64_t)(uintptr_t)inf ^ 0x9E3779B97F4A7C15ULL;
+    inf->st.disconnected_since_ms = clk_now_ms();
     kw_decoder_init(&inf->dec, opt->max_line, opt->max_depth);
     pthread_mutex_init(&inf->lock, NULL);
     pthread_mutex_init(&inf->apply_lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&inf->wake, &ca);
-    pthread_condattr_destroy(&ca);
+    if (clk_cond_init(&inf->wake) < 0)
+        oom = 1;
     if (oom || pthread_create(&inf->thread, NULL, informer_main, inf) != 0) {
         LOG_E("informer", "cannot start", "resource", res->resource);
         informer_free(inf);

@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "strmap.h"
 
 /* One per key known to the queue; freed as soon as it is idle (not dirty,
@@ -32,13 +32,6 @@ struct wq {
     int shutdown;
 };
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 struct wq *wq_new(const struct wq_options *opt)
 {
     struct wq *q = calloc(1, sizeof(*q));
@@ -49,11 +42,7 @@ struct wq *wq_new(const struct wq_options *opt)
     if (q->max_ms < q->base_ms)
         q->max_ms = q->base_ms;
     q->items = smap_new();
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    int rc = pthread_cond_init(&q->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    int rc = clk_cond_init(&q->cond);
     if (!q->items || rc != 0) {
         if (rc == 0)
             pthread_cond_destroy(&q->cond);
@@ -238,7 +227,7 @@ int wq_add_after(struct wq *q, const char *key, long delay_ms)
         rc = 0;
         goto out;
     }
-    uint64_t ready = now_ns() + (uint64_t)delay_ms * 1000000ULL;
+    uint64_t ready = clk_now_ns() + (uint64_t)delay_ms * 1000000ULL;
     if (it->heap_idx >= 0) {
         if (ready < it->ready_ns) {
             it->ready_ns = ready;
@@ -302,16 +291,11 @@ int wq_num_requeues(struct wq *q, const char *key)
     return n;
 }
 
-static void deadline_ts(uint64_t ns, struct timespec *ts)
-{
-    ts->tv_sec = (time_t)(ns / 1000000000ULL);
-    ts->tv_nsec = (long)(ns % 1000000000ULL);
-}
-
 int wq_get_timeout(struct wq *q, char **key, long timeout_ms)
 {
     int rc;
-    uint64_t give_up = timeout_ms >= 0 ? now_ns() + (uint64_t)timeout_ms * 1000000ULL : UINT64_MAX;
+    uint64_t give_up =
+        timeout_ms >= 0 ? clk_now_ns() + (uint64_t)timeout_ms * 1000000ULL : UINT64_MAX;
     *key = NULL;
     pthread_mutex_lock(&q->lock);
     for (;;) {
@@ -319,7 +303,7 @@ int wq_get_timeout(struct wq *q, char **key, long timeout_ms)
             rc = -1;
             goto out;
         }
-        uint64_t now = now_ns();
+        uint64_t now = clk_now_ns();
         promote_due(q, now);
         if (q->head)
             break;
@@ -333,9 +317,8 @@ int wq_get_timeout(struct wq *q, char **key, long timeout_ms)
         if (wake == UINT64_MAX) {
             pthread_cond_wait(&q->cond, &q->lock);
         } else {
-            struct timespec ts;
-            deadline_ts(wake, &ts);
-            pthread_cond_timedwait(&q->cond, &q->lock, &ts);
+            /* rounded up: waking early would only spin */
+            clk_cond_wait_until(&q->cond, &q->lock, (long long)((wake + 999999) / 1000000));
         }
     }
     char *copy = strdup(q->head->key);
@@ -379,7 +362,7 @@ int wq_done(struct wq *q, const char *key)
 size_t wq_len(struct wq *q)
 {
     pthread_mutex_lock(&q->lock);
-    promote_due(q, now_ns());
+    promote_due(q, clk_now_ns());
     size_t n = q->queued;
     pthread_mutex_unlock(&q->lock);
     return n;

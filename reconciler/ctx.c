@@ -14,13 +14,6 @@ int rc_kind_index(const struct rc_ctx *x, const struct mk_kind *k)
     return -1;
 }
 
-long long rc_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void rc_enqueue_after(struct rc_ctx *x, char prefix, const char *key, long ms)
 {
     char k[KCACHE_KEY_MAX + 64];

@@ -59,8 +59,6 @@ struct rc_ctx {
 
 /* Index of a kind among the enabled ones, -1 when not enabled. */
 int rc_kind_index(const struct rc_ctx *x, const struct mk_kind *k);
-/* Monotonic milliseconds. */
-long long rc_mono_ms(void);
 /* Enqueue helpers: prefix + key. */
 void rc_enqueue(struct rc_ctx *x, char prefix, const char *key);
 void rc_enqueue_after(struct rc_ctx *x, char prefix, const char *key, long ms);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "decide.h"
 #include "dispatchers.h"
 #include "events.h"
@@ -143,7 +144,7 @@ void rc_note_remote_event(struct rc_ctx *x, const char *key)
     if (!smap_get(x->lag, key)) {
         long long *t = malloc(sizeof(*t));
         if (t) {
-            *t = rc_mono_ms();
+            *t = clk_now_ms();
             if (smap_put(x->lag, key, t, NULL) < 0)
                 free(t);
         }
@@ -281,7 +282,7 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
     const char *ns = jx_str(wl, "metadata.namespace");
     const char *wname = jx_str(wl, "metadata.name");
     const char *jname = jx_str(owner, "name");
-    long long now = rc_mono_ms();
+    long long now = clk_now_ms();
     int connected[RC_MAX_CLUSTERS] = {0};
     size_t i;
     json_t *cv;
@@ -535,7 +536,7 @@ static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *
     long long *t = smap_del(x->lag, key);
     pthread_mutex_unlock(&x->mu);
     if (t) {
-        mt_observe(x->metrics.sync_lag, NULL, (double)(rc_mono_ms() - *t) / 1000.0);
+        mt_observe(x->metrics.sync_lag, NULL, (double)(clk_now_ms() - *t) / 1000.0);
         free(t);
     }
     return 0;
@@ -764,7 +765,7 @@ int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
             long long *t = malloc(sizeof(*t));
             void *old = NULL;
             if (t) {
-                *t = rc_mono_ms();
+                *t = clk_now_ms();
                 if (smap_put(x->rounds, key, t, &old) < 0)
                     free(t);
                 free(old);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "events.h"
 #include "jsonx.h"
 #include "log.h"
@@ -141,7 +142,7 @@ static int reserved_now(struct rc_ctx *x, const char *key, const json_t *wl)
     pthread_mutex_lock(&x->mu);
     struct rc_assumed *a = smap_get(x->assumed, key);
     if (a) {
-        if (rv >= a->rv || rc_mono_ms() - a->at_ms > ASSUME_MAX_MS)
+        if (rv >= a->rv || clk_now_ms() - a->at_ms > ASSUME_MAX_MS)
             free(smap_del(x->assumed, key));
         else
             reserved = a->reserved;
@@ -158,7 +159,7 @@ static void assume(struct rc_ctx *x, const char *key, const json_t *written)
     const char *rv = jx_str(written, "metadata.resourceVersion");
     a->rv = rv ? strtoll(rv, NULL, 10) : 0;
     a->reserved = 1;
-    a->at_ms = rc_mono_ms();
+    a->at_ms = clk_now_ms();
     void *old = NULL;
     pthread_mutex_lock(&x->mu);
     if (smap_put(x->assumed, key, a, &old) < 0)
@@ -312,7 +313,7 @@ static int mk_check_of_cq(struct rc_ctx *x, const json_t *cqo, char *out, size_t
 
 int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
 {
-    long long t0 = rc_mono_ms();
+    long long t0 = clk_now_ms();
     json_t *cqo = kcache_get(x->clusterqueues, cq);
     struct collect c = {x, cq, NULL, NULL, NULL, 0, 0, 0};
     char check[254];
@@ -388,7 +389,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
         json_decref(wl);
     }
 out:
-    __atomic_store_n(&x->gate_last_ms, (long)(rc_mono_ms() - t0), __ATOMIC_RELAXED);
+    __atomic_store_n(&x->gate_last_ms, (long)(clk_now_ms() - t0), __ATOMIC_RELAXED);
     for (size_t i = 0; i < c.n; i++) {
         json_decref(c.v[i].packed);
         free(c.v[i].key);

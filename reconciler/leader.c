@@ -7,18 +7,12 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "clock.h"
 #include "jsonx.h"
 #include "log.h"
 
 static const char *LG = "leader";
 static const struct kc_resource LEASES = {"coordination.k8s.io", "v1", "leases", 1};
-
-static long long mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* MicroTime: 2006-01-02T15:04:05.000000Z */
 static void micro_now(char out[40])
@@ -99,36 +93,61 @@ json_t *rc_lease_record(const json_t *cur, const char *ns, const char *name, con
     return l;
 }
 
+long long rc_lease_time_left(long long renewed_ms, long renew_deadline_ms, long long now_ms)
+{
+    return renewed_ms + renew_deadline_ms - now_ms;
+}
+
 struct rc_leader {
-    struct kc_client *c;
+    struct kc_client *c; /* the Lease's own; only the election thread uses it */
     struct rc_leader_opts o;
     char ns[64], name[64], identity[128];
     pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int stop;
-    int leading;
-    long long last_renew_ms;
+    struct clk_stop stop;
+    int leading;          /* atomic */
+    long long renewed_ms; /* atomic: when the last successful write of the lease started */
     struct rc_lease_obs obs;
 };
 
-/* One try: 1 = we hold the lease now, 0 = not, -1 = error. */
-static int try_acquire(struct rc_leader *l)
+/* Caps the next request at the time this replica may still act as leader
+ * (a candidate waits at most renewDeadline). Returns 0, or -1 when no time
+ * is left. */
+static int cap_request(struct rc_leader *l)
+{
+    long long left = l->o.renew_deadline_ms;
+    if (__atomic_load_n(&l->leading, __ATOMIC_ACQUIRE))
+        left = rc_lease_time_left(__atomic_load_n(&l->renewed_ms, __ATOMIC_ACQUIRE),
+                                  l->o.renew_deadline_ms, clk_now_ms());
+    if (left <= 0)
+        return -1;
+    kc_set_timeout(l->c, (long)left);
+    return 0;
+}
+
+/* One try: 1 = we hold the lease now (*started = when the write that made
+ * it so started), 0 = not, -1 = error or no time left. */
+static int try_acquire(struct rc_leader *l, long long *started)
 {
     json_t *cur = NULL, *rec = NULL;
     struct kc_status st;
     int rc = -1;
+    if (cap_request(l) < 0)
+        return -1;
     if (kc_get(l->c, &LEASES, l->ns, l->name, &cur, &st) < 0 && !kc_is_not_found(&st)) {
         LOG_D(LG, "lease not read", "error", st.message);
         return -1;
     }
-    if (!rc_lease_may_acquire(cur, l->identity, l->o.lease_duration_ms, mono_ms(), &l->obs)) {
+    if (!rc_lease_may_acquire(cur, l->identity, l->o.lease_duration_ms, clk_now_ms(), &l->obs)) {
         rc = 0;
         goto out;
     }
     rec = rc_lease_record(cur, l->ns, l->name, l->identity, l->o.lease_duration_ms, 0);
-    if (!rec)
+    if (!rec || cap_request(l) < 0)
         goto out;
+    /* the server applies the write after this instant, and a standby counts
+     * leaseDuration from when it sees it: a deadline counted from here is
+     * never later than the standby's */
+    *started = clk_now_ms();
     if (cur)
         rc = kc_update(l->c, &LEASES, l->ns, l->name, NULL, rec, NULL, &st);
     else
@@ -151,10 +170,10 @@ static void release_lease(struct rc_leader *l)
 {
     json_t *cur = NULL;
     struct kc_status st;
-    if (kc_get(l->c, &LEASES, l->ns, l->name, &cur, &st) < 0)
+    if (cap_request(l) < 0 || kc_get(l->c, &LEASES, l->ns, l->name, &cur, &st) < 0)
         return;
     const char *holder = jx_str(cur, "spec.holderIdentity");
-    if (holder && strcmp(holder, l->identity) == 0) {
+    if (holder && strcmp(holder, l->identity) == 0 && cap_request(l) == 0) {
         json_t *rec = rc_lease_record(cur, l->ns, l->name, l->identity, l->o.lease_duration_ms, 1);
         if (rec && kc_update(l->c, &LEASES, l->ns, l->name, NULL, rec, NULL, &st) == 0)
             LOG_I(LG, "lease released", "lease", l->name, "identity", l->identity);
@@ -163,23 +182,12 @@ static void release_lease(struct rc_leader *l)
     json_decref(cur);
 }
 
-/* Sleeps ms unless stopped; returns 1 when stopped. */
-static int nap(struct rc_leader *l, long ms)
+static void lose(struct rc_leader *l)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&l->mu);
-    while (!l->stop && pthread_cond_timedwait(&l->cv, &l->mu, &until) == 0)
-        ;
-    int s = l->stop;
-    pthread_mutex_unlock(&l->mu);
-    return s;
+    __atomic_store_n(&l->leading, 0, __ATOMIC_RELEASE);
+    LOG_E(LG, "leadership lost", "lease", l->name, "identity", l->identity);
+    if (l->o.on_lost)
+        l->o.on_lost(l->o.ud);
 }
 
 static void *run(void *arg)
@@ -187,25 +195,30 @@ static void *run(void *arg)
     struct rc_leader *l = arg;
     LOG_I(LG, "campaigning", "lease", l->name, "namespace", l->ns, "identity", l->identity);
     for (;;) {
-        int got = try_acquire(l);
-        long long now = mono_ms();
+        long long started = 0;
+        int got = try_acquire(l, &started);
+        int leading = __atomic_load_n(&l->leading, __ATOMIC_ACQUIRE);
         if (got == 1) {
-            l->last_renew_ms = now;
-            if (!__atomic_load_n(&l->leading, __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&l->renewed_ms, started, __ATOMIC_RELEASE);
+            if (!leading) {
                 __atomic_store_n(&l->leading, 1, __ATOMIC_RELEASE);
                 LOG_I(LG, "became leader", "lease", l->name, "identity", l->identity);
                 if (l->o.on_started)
                     l->o.on_started(l->o.ud);
             }
-        } else if (__atomic_load_n(&l->leading, __ATOMIC_ACQUIRE) &&
-                   (got == 0 || now - l->last_renew_ms >= l->o.renew_deadline_ms)) {
+        } else if (leading && (got == 0 || !rc_leader_may_write(l))) {
             /* someone else holds it, or we could not renew in time */
-            __atomic_store_n(&l->leading, 0, __ATOMIC_RELEASE);
-            LOG_E(LG, "leadership lost", "lease", l->name, "identity", l->identity);
-            if (l->o.on_lost)
-                l->o.on_lost(l->o.ud);
+            lose(l);
         }
-        if (nap(l, l->o.retry_period_ms))
+        long long wake = clk_now_ms() + l->o.retry_period_ms;
+        if (__atomic_load_n(&l->leading, __ATOMIC_ACQUIRE)) {
+            /* wake at the deadline at the latest, to give up on time */
+            long long deadline =
+                __atomic_load_n(&l->renewed_ms, __ATOMIC_ACQUIRE) + l->o.renew_deadline_ms;
+            if (deadline < wake)
+                wake = deadline;
+        }
+        if (clk_sleep_until(&l->stop, wake))
             break;
     }
     if (__atomic_load_n(&l->leading, __ATOMIC_ACQUIRE)) {
@@ -215,42 +228,49 @@ static void *run(void *arg)
     return NULL;
 }
 
-struct rc_leader *rc_leader_start(struct kc_client *c, const struct rc_leader_opts *o)
+int rc_leader_start(struct kc_client *c, const struct rc_leader_opts *o, struct rc_leader **out)
 {
+    *out = NULL;
     struct rc_leader *l = calloc(1, sizeof(*l));
     if (!l)
-        return NULL;
+        return -1;
     l->c = c;
     l->o = *o;
     snprintf(l->ns, sizeof(l->ns), "%s", o->namespace);
     snprintf(l->name, sizeof(l->name), "%s", o->name);
     snprintf(l->identity, sizeof(l->identity), "%s", o->identity);
-    pthread_mutex_init(&l->mu, NULL);
-    pthread_cond_init(&l->cv, NULL);
-    if (pthread_create(&l->thread, NULL, run, l) != 0) {
-        pthread_mutex_destroy(&l->mu);
-        pthread_cond_destroy(&l->cv);
+    if (clk_stop_init(&l->stop) < 0) {
         free(l);
-        return NULL;
+        return -1;
     }
-    return l;
+    *out = l;
+    if (pthread_create(&l->thread, NULL, run, l) != 0) {
+        *out = NULL;
+        clk_stop_destroy(&l->stop);
+        free(l);
+        return -1;
+    }
+    return 0;
 }
 
 void rc_leader_stop(struct rc_leader *l)
 {
     if (!l)
         return;
-    pthread_mutex_lock(&l->mu);
-    l->stop = 1;
-    pthread_cond_broadcast(&l->cv);
-    pthread_mutex_unlock(&l->mu);
+    clk_stop_signal(&l->stop);
     pthread_join(l->thread, NULL);
-    pthread_mutex_destroy(&l->mu);
-    pthread_cond_destroy(&l->cv);
+    clk_stop_destroy(&l->stop);
     free(l);
 }
 
 int rc_leader_is_leader(struct rc_leader *l)
 {
     return l && __atomic_load_n(&l->leading, __ATOMIC_ACQUIRE);
+}
+
+int rc_leader_may_write(struct rc_leader *l)
+{
+    return rc_leader_is_leader(l) &&
+           rc_lease_time_left(__atomic_load_n(&l->renewed_ms, __ATOMIC_ACQUIRE),
+                              l->o.renew_deadline_ms, clk_now_ms()) > 0;
 }

@@ -4,7 +4,18 @@
  * comparison of wall clocks); the leader renews every retryPeriod and
  * gives up when it could not renew within renewDeadline. Writes use the
  * lease's resourceVersion, so two candidates cannot both win. On release
- * (SIGTERM) the holder is cleared so a standby takes over at once. */
+ * (SIGTERM) the holder is cleared so a standby takes over at once.
+ *
+ * No two leaders: the deadline is counted from the start of the last
+ * successful lease write, which is never later than the instant a standby
+ * starts counting leaseDuration (> renewDeadline) from. Each lease request
+ * is capped at the time left to that deadline, on a client of the Lease's
+ * own (a hung manager connection of the workers cannot delay it), and
+ * rc_leader_may_write() refuses every other write from the deadline on,
+ * even before the election thread has noticed the loss.
+ *
+ * Thread-safety: one election thread; rc_leader_is_leader and
+ * rc_leader_may_write may be called from any thread. */
 #ifndef MKUEUE_RC_LEADER_H
 #define MKUEUE_RC_LEADER_H
 
@@ -44,11 +55,22 @@ int rc_lease_may_acquire(const json_t *lease, const char *identity, long lease_d
 json_t *rc_lease_record(const json_t *cur, const char *ns, const char *name, const char *identity,
                         long lease_duration_ms, int release);
 
+/* Milliseconds this replica may still write when its last successful lease
+ * write started at renewed_ms (monotonic); <= 0: no more writes. */
+long long rc_lease_time_left(long long renewed_ms, long renew_deadline_ms, long long now_ms);
+
 struct rc_leader;
-/* Starts the election thread. Returns NULL on failure. */
-struct rc_leader *rc_leader_start(struct kc_client *c, const struct rc_leader_opts *o);
+/* Starts the election thread on c, a client only the Lease uses (borrowed;
+ * its request timeout is set before each request). *out is set before the
+ * thread starts, so the callbacks and other threads may use it. Returns 0,
+ * or -1 (and *out NULL) on failure. */
+int rc_leader_start(struct kc_client *c, const struct rc_leader_opts *o, struct rc_leader **out);
 /* Stops campaigning; when leading, releases the lease first. */
 void rc_leader_stop(struct rc_leader *l);
 int rc_leader_is_leader(struct rc_leader *l);
+/* 1 while this replica leads and its renew deadline has not passed
+ * (monotonic), else 0 (also for NULL): the guard of every write to the
+ * manager or a worker. */
+int rc_leader_may_write(struct rc_leader *l);
 
 #endif

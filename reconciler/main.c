@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "admissioncheck.h"
+#include "clock.h"
 #include "cluster_status.h"
 #include "config.h"
 #include "ctx.h"
@@ -52,6 +53,7 @@ struct app {
         int ki;
     } kud[RC_MAX_KINDS];
     struct rc_leader *leader;
+    struct kc_client *lease; /* the Lease's own connection (leader.h) */
     struct rc_http *http;
     pthread_t workers[64];
     int nworkers;
@@ -384,6 +386,17 @@ static const char *key_kind(char c)
     return "other";
 }
 
+/* The guard of every write to the manager and the workers (kc_options.
+ * may_write): with leader election, none once the lease may have run out. */
+static int may_write(void *ud, const char *method, const char *path)
+{
+    struct app *a = ud;
+    if (rc_leader_may_write(a->leader))
+        return 0;
+    LOG_W(LG, "write refused: not leader", "method", method, "path", path);
+    return 1;
+}
+
 static void *worker(void *arg)
 {
     struct app *a = arg;
@@ -393,11 +406,18 @@ static void *worker(void *arg)
     pthread_mutex_unlock(&a->mu);
     char *key;
     while (wq_get(a->x.queue, &key) == 0) {
-        long long t0 = rc_mono_ms();
+        if (a->cfg.leader_elect && !rc_leader_may_write(a->leader)) {
+            /* lease renewal is late: no new work (the writes are refused anyway) */
+            wq_add_after(a->x.queue, key, a->cfg.retry_period_ms);
+            wq_done(a->x.queue, key);
+            free(key);
+            continue;
+        }
+        long long t0 = clk_now_ms();
         long requeue;
         int rc = process(a, key, &requeue);
         const char *v[] = {key_kind(key[0]), rc < 0 ? "error" : "ok"};
-        mt_observe(a->x.metrics.reconcile, v, (double)(rc_mono_ms() - t0) / 1000.0);
+        mt_observe(a->x.metrics.reconcile, v, (double)(clk_now_ms() - t0) / 1000.0);
         if (rc < 0)
             wq_add_rate_limited(a->x.queue, key);
         else
@@ -443,19 +463,17 @@ static void on_lost(void *ud)
 static void *ticker(void *arg)
 {
     struct app *a = arg;
-    long long last_resync = rc_mono_ms(), last_gc = rc_mono_ms(), last_trim = 0;
+    long long last_resync = clk_now_ms(), last_gc = clk_now_ms(), last_trim = 0;
     for (;;) {
+        long long until = clk_now_ms() + 1000;
         pthread_mutex_lock(&a->mu);
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 1;
-        while (!a->stopping && pthread_cond_timedwait(&a->cv, &a->mu, &until) == 0)
+        while (!a->stopping && !clk_cond_wait_until(&a->cv, &a->mu, until))
             ;
         int stop = a->stopping;
         pthread_mutex_unlock(&a->mu);
         if (stop)
             break;
-        long long now = rc_mono_ms();
+        long long now = clk_now_ms();
         mkcs_sync(a->x.clusters, a->x.mkclusters, a->x.secrets);
         if (now - last_resync >= a->cfg.resync_ms) {
             last_resync = now;
@@ -585,10 +603,21 @@ static int setup(struct app *a, char *err, size_t errlen)
                  : kcfg_in_cluster(NULL, &a->mgr_cfg, err, errlen);
     if (rc < 0)
         return -1;
-    struct kc_options ko = {.qps = a->cfg.qps, .burst = a->cfg.burst, .timeout_ms = 15000};
+    int (*guard)(void *, const char *, const char *) = a->cfg.leader_elect ? may_write : NULL;
+    struct kc_options ko = {.qps = a->cfg.qps,
+                            .burst = a->cfg.burst,
+                            .timeout_ms = 15000,
+                            .may_write = guard,
+                            .may_write_ud = a};
     x->mgr = kc_new(a->mgr_cfg, &ko, err, errlen);
     if (!x->mgr)
         return -1;
+    if (a->cfg.leader_elect) {
+        /* not rate-limited with the rest, one connection, no guard */
+        struct kc_options lko = {.qps = -1, .pool_size = 1, .timeout_ms = a->cfg.renew_deadline_ms};
+        if (!(a->lease = kc_new(a->mgr_cfg, &lko, err, errlen)))
+            return -1;
+    }
     x->queue = wq_new(&(struct wq_options){.base_delay_ms = 200, .max_delay_ms = 60000});
     if (!x->queue) {
         snprintf(err, errlen, "out of memory");
@@ -675,7 +704,9 @@ static int setup(struct app *a, char *err, size_t errlen)
     struct kc_options wko = {.qps = a->cfg.worker_qps,
                              .burst = a->cfg.worker_burst,
                              .timeout_ms = a->cfg.worker_timeout_ms,
-                             .connect_timeout_ms = 3000};
+                             .connect_timeout_ms = 3000,
+                             .may_write = guard,
+                             .may_write_ud = a};
     struct mkcs_options mo = {
         .secret_namespace = a->cfg.namespace,
         .kubeconfig_dir = a->cfg.kubeconfig_dir[0] ? a->cfg.kubeconfig_dir : NULL,
@@ -717,6 +748,7 @@ static void teardown(struct app *a)
         kcache_free(*a->inf[i].cache);
     wq_free(x->queue);
     kc_free(x->mgr);
+    kc_free(a->lease);
     kcfg_free(a->mgr_cfg);
     smap_free(x->rounds, free);
     smap_free(x->deleted, json_decref_void);
@@ -745,7 +777,10 @@ int main(int argc, char **argv)
     log_set_level(a->cfg.log_level);
     identity(a);
     pthread_mutex_init(&a->mu, NULL);
-    pthread_cond_init(&a->cv, NULL);
+    if (clk_cond_init(&a->cv) < 0) {
+        fprintf(stderr, "mkueue-reconciler: cannot create a condition variable\n");
+        return 1;
+    }
 
     /* signals are taken by sigwait in main only */
     sigset_t sigs;
@@ -776,7 +811,6 @@ int main(int argc, char **argv)
         goto out;
     }
     /* wait for the manager's caches: decisions on a partial view are wrong */
-    struct timespec ts = {0, 50 * 1000 * 1000};
     while (!ready(a)) {
         int sig;
         sigset_t pending;
@@ -786,7 +820,7 @@ int main(int argc, char **argv)
             code = 0;
             goto out;
         }
-        nanosleep(&ts, NULL);
+        clk_nap_ms(50);
     }
     LOG_I(LG, "caches synced");
     mkcs_sync(a->x.clusters, a->x.mkclusters, a->x.secrets);
@@ -810,8 +844,7 @@ int main(int argc, char **argv)
             .on_lost = on_lost,
             .ud = a,
         };
-        a->leader = rc_leader_start(a->x.mgr, &lo);
-        if (!a->leader)
+        if (rc_leader_start(a->lease, &lo, &a->leader) < 0)
             goto out;
     } else {
         rc_metrics_set_role("standalone");

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 
 struct target {
@@ -35,7 +36,7 @@ static void *probe_one(void *arg)
 {
     struct one *o = arg;
     struct rc_probe *p = o->p;
-    long long t0 = rc_mono_ms();
+    long long t0 = clk_now_ms();
     struct mkcs_conn *c = mkcs_get(p->x->clusters, o->cluster);
     int ok = -1;
     struct kc_status st = {0};
@@ -112,16 +113,9 @@ static void *run(void *arg)
             pthread_mutex_unlock(&p->mu);
         }
         json_decref(names);
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += p->interval_ms / 1000;
-        until.tv_nsec += (p->interval_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        long long until = clk_now_ms() + p->interval_ms;
         pthread_mutex_lock(&p->mu);
-        while (!p->stop && pthread_cond_timedwait(&p->cv, &p->mu, &until) == 0)
+        while (!p->stop && !clk_cond_wait_until(&p->cv, &p->mu, until))
             ;
         int stop = p->stop;
         pthread_mutex_unlock(&p->mu);
@@ -143,8 +137,8 @@ struct rc_probe *rc_probe_start(struct rc_ctx *x, long interval_ms,
     p->ud = ud;
     p->targets = smap_new();
     pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->cv, NULL);
-    if (!p->targets || pthread_create(&p->thread, NULL, run, p) != 0) {
+    int cv_rc = clk_cond_init(&p->cv);
+    if (!p->targets || cv_rc < 0 || pthread_create(&p->thread, NULL, run, p) != 0) {
         smap_free(p->targets, free);
         pthread_mutex_destroy(&p->mu);
         pthread_cond_destroy(&p->cv);

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "admission.h"
+#include "clock.h"
 #include "jsonx.h"
 #include "log.h"
 
@@ -61,13 +62,6 @@ int wh_admission_path(const char *path, int *mutate, const struct mk_kind **kind
     return *kind != NULL;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int bad_request(const struct wh_admitter *a, int code, const char *msg, struct buf *out,
                        const char **ctype)
 {
@@ -105,7 +99,7 @@ static void log_decision(const char *webhook, const struct wh_review *r, const s
 int wh_admit(const struct wh_admitter *a, const char *path, const char *body, size_t len,
              struct buf *out, const char **ctype)
 {
-    double t0 = now_s();
+    double t0 = (double)clk_now_ns() / 1e9;
     int mutate;
     const struct mk_kind *k;
     if (!wh_admission_path(path, &mutate, &k))
@@ -158,7 +152,7 @@ int wh_admit(const struct wh_admitter *a, const char *path, const char *body, si
             mt_inc(a->m->denials, dv, 1);
         }
         const char *const wv[] = {webhook};
-        mt_observe(a->m->duration, wv, now_s() - t0);
+        mt_observe(a->m->duration, wv, (double)clk_now_ns() / 1e9 - t0);
     }
     wh_verdict_clear(&v);
 out:

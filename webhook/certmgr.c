@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "errf.h"
 #include "fileio.h"
 #include "jsonx.h"
@@ -648,25 +649,14 @@ struct wh_certmgr {
     void (*on_change)(void *);
     void *ud;
     pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int stop;
+    struct clk_stop stop;
 };
 
 static void *run(void *arg)
 {
     struct wh_certmgr *m = arg;
     long wait_s = m->o.interval_s > 0 ? m->o.interval_s : 300;
-    pthread_mutex_lock(&m->lock);
-    while (!m->stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += wait_s;
-        while (!m->stop && pthread_cond_timedwait(&m->cond, &m->lock, &until) != ETIMEDOUT)
-            ;
-        if (m->stop)
-            break;
-        pthread_mutex_unlock(&m->lock);
+    while (!clk_sleep_ms(&m->stop, wait_s * 1000)) {
         char err[512] = "";
         struct wh_certmgr_report rep;
         int rc = wh_certmgr_ensure_ex(m->c, &m->o, &rep, err, sizeof(err));
@@ -677,9 +667,7 @@ static void *run(void *arg)
         wait_s = m->o.interval_s > 0 ? m->o.interval_s : 300;
         if (rc != 0 && wait_s > RETRY_S)
             wait_s = RETRY_S;
-        pthread_mutex_lock(&m->lock);
     }
-    pthread_mutex_unlock(&m->lock);
     return NULL;
 }
 
@@ -691,7 +679,6 @@ struct wh_certmgr *wh_certmgr_start(struct kc_client *c, const struct wh_certmgr
         return NULL;
     }
     struct wh_certmgr *m = calloc(1, sizeof(*m));
-    pthread_condattr_t ca;
     if (!m) {
         errf(err, errlen, -ENOMEM, "out of memory");
         return NULL;
@@ -700,16 +687,16 @@ struct wh_certmgr *wh_certmgr_start(struct kc_client *c, const struct wh_certmgr
     m->o = *o;
     m->on_change = on_change;
     m->ud = ud;
-    pthread_mutex_init(&m->lock, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&m->cond, &ca);
-    pthread_condattr_destroy(&ca);
-    int e = pthread_create(&m->thread, NULL, run, m);
+    int e = clk_stop_init(&m->stop);
+    if (e < 0) {
+        errf(err, errlen, e, "certmgr stop: %s", strerror(-e));
+        free(m);
+        return NULL;
+    }
+    e = pthread_create(&m->thread, NULL, run, m);
     if (e != 0) {
         errf(err, errlen, -e, "certmgr thread: %s", strerror(e));
-        pthread_cond_destroy(&m->cond);
-        pthread_mutex_destroy(&m->lock);
+        clk_stop_destroy(&m->stop);
         free(m);
         return NULL;
     }
@@ -720,13 +707,9 @@ void wh_certmgr_stop(struct wh_certmgr *m)
 {
     if (!m)
         return;
-    pthread_mutex_lock(&m->lock);
-    m->stop = 1;
-    pthread_cond_broadcast(&m->cond);
-    pthread_mutex_unlock(&m->lock);
+    clk_stop_signal(&m->stop);
     pthread_join(m->thread, NULL);
-    pthread_cond_destroy(&m->cond);
-    pthread_mutex_destroy(&m->lock);
+    clk_stop_destroy(&m->stop);
     free(m);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "clock.h"
 #include "log.h"
 #include "tls.h"
 
@@ -44,13 +45,6 @@ struct wh_certs {
 
 static struct wh_certs *installed;
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int sig_of(const char *path, struct sig *s)
 {
@@ -159,7 +153,7 @@ struct wh_certs *wh_certs_new(const char *cert_file, const char *key_file, long 
     if (!c->cur)
         goto fail_lock;
     c->loads = 1;
-    c->last_check_ms = now_ms();
+    c->last_check_ms = clk_now_ms();
     return c;
 fail_lock:
     pthread_mutex_destroy(&c->lock);
@@ -195,7 +189,7 @@ void wh_certs_free(struct wh_certs *c)
 /* Under c->lock. */
 static int refresh_locked(struct wh_certs *c, int force, char *err, size_t errlen)
 {
-    long long now = now_ms();
+    long long now = clk_now_ms();
     if (!force && now - c->last_check_ms < c->interval_ms)
         return 0;
     c->last_check_ms = now;

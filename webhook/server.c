@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "review.h"
 
@@ -26,13 +27,6 @@ struct req {
     size_t discarded; /* bytes dropped after the cap */
     int counted;      /* in the in-flight gauge */
 };
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static enum MHD_Result send_buf(struct MHD_Connection *conn, int status, struct buf *b,
                                 const char *ctype, const char *allow)
@@ -109,7 +103,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!rq)
             return MHD_NO;
         buf_init(&rq->body, s->o.max_body);
-        rq->start_ms = now_ms();
+        rq->start_ms = clk_now_ms();
         rq->counted = s->o.in_flight != NULL;
         if (rq->counted)
             mt_add(s->o.in_flight, NULL, 1);
@@ -117,7 +111,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (*upload_data_size) {
-        if (now_ms() - rq->start_ms > (long long)s->o.request_timeout_s * 1000) {
+        if (clk_now_ms() - rq->start_ms > (long long)s->o.request_timeout_s * 1000) {
             LOG_I(s->name, "request body too slow: connection closed", "path", url);
             return MHD_NO;
         }

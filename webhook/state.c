@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "clusters.h"
 #include "kube_client.h"
 #include "kube_config.h"
@@ -39,9 +40,7 @@ struct wh_state {
     struct wh_ctx ctx;
     pthread_t syncer;
     int syncer_started;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int stop;
+    struct clk_stop stop; /* ends the syncer */
 };
 
 int wh_state_worker_check(void *ud, const char *cluster, const char *ns, const char *lq,
@@ -98,18 +97,9 @@ static void on_delete(const char *key, json_t *obj, void *ud)
 static void *syncer_main(void *arg)
 {
     struct wh_state *s = arg;
-    pthread_mutex_lock(&s->lock);
-    while (!s->stop) {
-        pthread_mutex_unlock(&s->lock);
+    do
         sync_workers(s);
-        pthread_mutex_lock(&s->lock);
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += 1;
-        while (!s->stop && pthread_cond_timedwait(&s->cond, &s->lock, &ts) != ETIMEDOUT)
-            ;
-    }
-    pthread_mutex_unlock(&s->lock);
+    while (!clk_sleep_ms(&s->stop, 1000));
     return NULL;
 }
 
@@ -120,12 +110,11 @@ struct wh_state *wh_state_start(const struct wh_state_opts *o, char *err, size_t
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    pthread_mutex_init(&s->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    if (clk_stop_init(&s->stop) < 0) {
+        snprintf(err, errlen, "cannot create a condition variable");
+        free(s);
+        return NULL;
+    }
 
     int rc = o->kubeconfig
                  ? kcfg_load_file(o->kubeconfig, o->context, KCFG_TRUSTED, &s->cfg, err, errlen)
@@ -192,10 +181,7 @@ void wh_state_stop(struct wh_state *s)
     if (!s)
         return;
     if (s->syncer_started) {
-        pthread_mutex_lock(&s->lock);
-        s->stop = 1;
-        pthread_cond_broadcast(&s->cond);
-        pthread_mutex_unlock(&s->lock);
+        clk_stop_signal(&s->stop);
         pthread_join(s->syncer, NULL);
     }
     for (int i = 0; i < NCACHES; i++)
@@ -205,8 +191,7 @@ void wh_state_stop(struct wh_state *s)
         kcache_free(s->caches[i]);
     kc_free(s->client);
     kcfg_free(s->cfg);
-    pthread_cond_destroy(&s->cond);
-    pthread_mutex_destroy(&s->lock);
+    clk_stop_destroy(&s->stop);
     free(s);
 }
 

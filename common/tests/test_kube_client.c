@@ -1050,6 +1050,76 @@ static void test_stream_live_end(void **state)
     env_down(&e);
 }
 
+/* ---- the write guard and the per-request timeout ------------------------------ */
+
+struct guard {
+    int asked, refuse;
+    char method[16], path[256];
+};
+
+static int guard_fn(void *ud, const char *method, const char *path)
+{
+    struct guard *g = ud;
+    g->asked++;
+    snprintf(g->method, sizeof(g->method), "%s", method);
+    snprintf(g->path, sizeof(g->path), "%s", path);
+    return g->refuse;
+}
+
+static void test_may_write_guards_writes_only(void **state)
+{
+    (void)state;
+    struct guard g = {0};
+    struct kc_options o = FAST;
+    o.may_write = guard_fn;
+    o.may_write_ud = &g;
+    struct env e;
+    env_up(&e, NULL, &o);
+    struct kc_status st;
+    th_push_json(e.s, 200, "{\"kind\":\"Pod\"}");
+    assert_int_equal(kc_get(e.c, &PODS, "ns", "p", NULL, &st), KC_OK);
+    assert_int_equal(g.asked, 0); /* reads are never asked about */
+    th_push_json(e.s, 201, "{}");
+    json_t *obj = json_pack("{s:s}", "kind", "Pod");
+    assert_int_equal(kc_create(e.c, &PODS, "ns", obj, NULL, &st), KC_OK);
+    assert_int_equal(g.asked, 1);
+    assert_string_equal(g.method, "POST");
+    assert_string_equal(g.path, "/api/v1/namespaces/ns/pods");
+    /* refused: nothing reaches the server */
+    g.refuse = 1;
+    int before = th_nrequests(e.s);
+    assert_int_equal(kc_create(e.c, &PODS, "ns", obj, NULL, &st), KC_ERR_REFUSED);
+    assert_int_equal(
+        kc_patch(e.c, &PODS, "ns", "p", "status", KC_PATCH_MERGE, obj, NULL, NULL, &st),
+        KC_ERR_REFUSED);
+    assert_string_equal(g.method, "PATCH");
+    assert_int_equal(kc_update(e.c, &PODS, "ns", "p", NULL, obj, NULL, &st), KC_ERR_REFUSED);
+    assert_int_equal(kc_delete(e.c, &PODS, "ns", "p", "Background", NULL, &st), KC_ERR_REFUSED);
+    assert_string_equal(g.method, "DELETE");
+    assert_int_equal(th_nrequests(e.s), before);
+    assert_int_equal(g.asked, 5);
+    json_decref(obj);
+    env_down(&e);
+}
+
+static void test_set_timeout_caps_requests(void **state)
+{
+    (void)state;
+    struct env e;
+    env_up(&e, NULL, NULL);
+    struct th_response slow = {.status = 200, .body = "{}", .delay_ms = 3000};
+    th_push(e.s, &slow);
+    kc_set_timeout(e.c, 100); /* the client's own is 5 s */
+    struct kc_status st;
+    assert_int_equal(kc_get(e.c, &PODS, "ns", "p", NULL, &st), KC_ERR_TRANSPORT);
+    assert_int_equal(st.http, 0);
+    kc_set_timeout(e.c, 0); /* back to a default */
+    th_push_json(e.s, 200, "{}");
+    assert_int_equal(kc_get(e.c, &PODS, "ns", "p", NULL, &st), KC_OK);
+    kc_set_timeout(NULL, 5); /* no-op */
+    env_down(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1084,6 +1154,8 @@ int main(void)
         cmocka_unit_test(test_stream_http_error),
         cmocka_unit_test(test_stream_timeout),
         cmocka_unit_test(test_stream_live_end),
+        cmocka_unit_test(test_may_write_guards_writes_only),
+        cmocka_unit_test(test_set_timeout_caps_requests),
     };
     return cmocka_run_group_tests_name("kube_client", tests, NULL, NULL);
 }

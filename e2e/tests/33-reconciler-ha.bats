@@ -1,13 +1,19 @@
 #!/usr/bin/env bats
 # Two reconcilers with leader election on a Lease: one leads and writes,
 # the other waits; failover after the leader dies (SIGKILL: within the
-# lease duration) or stops (SIGTERM: the lease is released at once).
+# lease duration) or stops (SIGTERM: the lease is released at once); a
+# leader whose Lease requests hang writes nothing past its renew deadline.
 
 load helpers
 load reconciler
 
 PA=$((RC_METRICS_BASE + 3))
 PB=$((RC_METRICS_BASE + 4))
+PP=$((RC_METRICS_BASE + 40)) # lease-proxy
+# longer than HA: a loaded bed answers lease requests slowly, and a 3 s
+# deadline would be missed before the cut
+HA_CUT=(--gc-interval 5s --lease-name rc-ha-test --lease-duration 8s --renew-deadline 6s
+        --retry-period 1s)
 HA=(--gc-interval 5s --lease-name rc-ha-test --lease-duration 4s --renew-deadline 3s
     --retry-period 500ms)
 
@@ -27,6 +33,7 @@ teardown() {
     teardown_common
     stop_component rc-a
     stop_component rc-b
+    stop_component lease-proxy
     rc_ns_delete "$NS"
 }
 
@@ -73,4 +80,70 @@ has_holder() { [[ "$(holder)" == rc-[ab] ]]; }
     [ $((SECONDS - start)) -le 3 ]
     rc_job "$NS" ha3
     eventually 20 is_ready "$NS" ha3
+}
+
+# proxy_start: e2e/scripts/lease-proxy.py in front of the manager, and a
+# kubeconfig for it in $PROXY_KC (the manager's, another server).
+proxy_start() {
+    local kc=$MKUEUE_E2E_DIR/kubeconfig/manager.yaml pki=$MKUEUE_E2E_DIR/pki/manager up
+    up=$(sed -n 's|^ *server: https://||p' "$kc" | head -1)
+    PROXY_LOG=$MKUEUE_E2E_DIR/logs/lease-proxy.requests
+    PROXY_KC=$MKUEUE_E2E_DIR/kubeconfig/manager-via-proxy.yaml
+    : >"$PROXY_LOG"
+    install -m 600 /dev/null "$PROXY_KC"
+    sed "s|server: https://$up|server: https://127.0.0.1:$PP|" "$kc" >"$PROXY_KC"
+    start_component lease-proxy python3 "$MKUEUE_ROOT/e2e/scripts/lease-proxy.py" --listen "$PP" \
+        --upstream "$up" --cert "$pki/apiserver.crt" --key "$pki/apiserver.key" --ca "$pki/ca.crt" \
+        --client-cert "$pki/admin.crt" --client-key "$pki/admin.key" --log "$PROXY_LOG"
+    eventually 10 km --server "https://127.0.0.1:$PP" get --raw /readyz
+}
+
+pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# Writes (not GET) other than the Lease's that the proxy forwarded later
+# than $1 seconds after the last lease write it forwarded (negative: all).
+writes_after_last_renewal() {
+    jq -s --argjson d "$1" '
+        (map(select(.action == "forward" and .method != "GET" and (.path | test("/leases/"))))
+         | last | .t) as $renewed
+        | map(select(.action == "forward" and .method != "GET" and (.path | test("/leases") | not)
+                     and .t > $renewed + $d)) | length' "$PROXY_LOG"
+}
+
+@test "a leader cut from its Lease writes nothing once a standby may have taken over" {
+    # rc-a leads through the proxy; rc-b talks to the manager directly
+    stop_component rc-a
+    stop_component rc-b
+    km -n mkueue-system delete lease rc-ha-test --ignore-not-found >/dev/null
+    proxy_start
+    : >"$MKUEUE_E2E_DIR/logs/rc-a.log"
+    start_component rc-a "$RC_BIN" --kubeconfig "$PROXY_KC" --metrics-addr "127.0.0.1:$PA" \
+        "${HA_CUT[@]}" --identity rc-a
+    eventually 30 curl -sf "http://127.0.0.1:$PA/readyz" -o /dev/null
+    eventually 15 is_eq rc-a holder
+    rc_start rc-b "$PB" "${HA_CUT[@]}" --identity rc-b
+    rc_job "$NS" before
+    eventually 20 is_ready "$NS" before
+    pid=$(cat "$MKUEUE_E2E_DIR/run/rc-a.pid")
+
+    # from now on rc-a's Lease requests hang, everything else it sends goes
+    # through; new jobs keep arriving for 18 s, so there is work to write
+    # (the old code kept writing until its lease GET timed out after 15 s)
+    kill -USR1 "$(cat "$MKUEUE_E2E_DIR/run/lease-proxy.pid")"
+    for i in $(seq 18); do
+        rc_job "$NS" "cut$i"
+        sleep 1
+    done
+    eventually 20 is_eq rc-b holder
+    # rc-a gave up on its own (it exits, as controller-runtime does)
+    eventually 20 pid_gone "$pid"
+    grep -q '"msg":"leadership lost"' "$MKUEUE_E2E_DIR/logs/rc-a.log"
+    # It did write through the proxy while it led ...
+    [ "$(writes_after_last_renewal -1000000)" -gt 0 ]
+    # ... but nothing later than leaseDuration (8 s) after its last renewal,
+    # when rc-b could first take over (it stops at renewDeadline, 6 s).
+    eq 0 "$(writes_after_last_renewal 8)"
+    # rc-b, the one leader now, runs every job once
+    for i in $(seq 18); do eventually 30 is_ready "$NS" "cut$i"; done
+    eq 19 "$(rc_count_remote_jobs "$NS")"
 }
