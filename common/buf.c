@@ -33,6 +33,25 @@ static int reserve(struct buf *b, size_t extra)
     return 0;
 }
 
+int buf_reserve(struct buf *b, size_t extra)
+{
+    if (b->cap && (extra > b->cap || b->len > b->cap - extra)) {
+        b->overflow = 1;
+        return -1;
+    }
+    size_t need = b->len + extra + 1; /* exactly: the caller knows the size */
+    if (need <= b->alloc)
+        return 0;
+    char *p = realloc(b->data, need);
+    if (!p) {
+        b->oom = 1;
+        return -1;
+    }
+    b->data = p;
+    b->alloc = need;
+    return 0;
+}
+
 int buf_append(struct buf *b, const void *data, size_t len)
 {
     if (reserve(b, len) < 0)

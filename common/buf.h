@@ -19,6 +19,9 @@ struct buf {
 void buf_init(struct buf *b, size_t cap);
 /* Returns 0, or -1 if the data did not fit (then nothing is appended). */
 int buf_append(struct buf *b, const void *data, size_t len);
+/* Allocates room for exactly `extra` more bytes now (so appends up to that
+ * do not reallocate). Returns 0, or -1 past cap or on oom (flags set as appends). */
+int buf_reserve(struct buf *b, size_t extra);
 int buf_append_str(struct buf *b, const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends `s` as a quoted JSON string (escapes quotes, backslash, control

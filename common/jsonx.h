@@ -62,6 +62,33 @@ int jx_del(json_t *root, const char *path);
 json_t *jx_loadb_bounded(const char *data, size_t len, size_t max_bytes, int max_depth, char *err,
                          size_t errlen);
 
+/* What a pre-scan of untrusted JSON counts, without decoding it: enough to
+ * bound the memory jansson would need before it allocates any of it. */
+struct jx_scan {
+    size_t bytes;
+    size_t objects, arrays;
+    size_t members;  /* object keys */
+    size_t strings;  /* every string, keys included */
+    size_t literals; /* numbers, true, false, null */
+    int depth;       /* deepest nesting of arrays/objects */
+};
+
+/* Linear pre-scan of `data` (brackets, colons and quotes inside strings do
+ * not count). Does not validate: jansson still refuses bad JSON. */
+void jx_scan(const char *data, size_t len, struct jx_scan *out);
+/* JSON values in the document (containers and scalars; keys are not values). */
+size_t jx_scan_values(const struct jx_scan *s);
+/* Estimated bytes jansson allocates to decode the scanned document (the
+ * tree and its strings), from per-node costs measured on jansson 2.14 and
+ * rounded up: an empty object costs about 240 bytes, so 3 MiB of `{},`
+ * costs about 250 MiB. Saturates at SIZE_MAX. */
+size_t jx_scan_cost(const struct jx_scan *s);
+
+/* jx_loadb_bounded that also refuses, before decoding, a document whose
+ * jx_scan_cost exceeds `max_cost` (0 = no cost limit). */
+json_t *jx_loadb_budget(const char *data, size_t len, size_t max_bytes, int max_depth,
+                        size_t max_cost, char *err, size_t errlen);
+
 /* Depth of arrays/objects in `data` per the pre-scan above, stopping early
  * once it exceeds `limit`. Exposed for tests and fuzzing. */
 int jx_scan_depth(const char *data, size_t len, int limit);

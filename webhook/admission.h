@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "budget.h"
 #include "buf.h"
 #include "kinds/kinds.h"
 #include "metrics.h"
@@ -85,11 +86,18 @@ struct wh_admitter {
     /* mkueue's own namespace: like kube-system, always allowed untouched
      * whatever the registration says (invariant 11); NULL = none. */
     const char *own_ns;
+    /* Decoded size of one review (jx_scan_cost), checked before decoding:
+     * above it 400; 0 = WH_MAX_DECODED. */
+    size_t max_decoded;
+    /* Shared with the server: a review's decoded size is taken from it for
+     * the time of the decision; over it 429. NULL = unlimited. */
+    struct wh_budget *budget;
 };
 
 /* Answers the POST of `body` to admission `path`. Returns the HTTP status
  * (200 with an AdmissionReview, 400 with a text message for a malformed
- * review, 404 for an unknown path, 500 on oom) and appends the body to out;
+ * review or one whose decoded size is over max_decoded, 429 when the budget
+ * is spent by other requests, 404 for an unknown path, 500 on oom) and appends the body to out;
  * *ctype gets its content type. */
 int wh_admit(const struct wh_admitter *a, const char *path, const char *body, size_t len,
              struct buf *out, const char **ctype);

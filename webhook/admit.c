@@ -33,7 +33,7 @@ int wh_metrics_register(struct mt_registry *reg, struct wh_metrics *m)
                             "Denied admission requests by kind and reason.", den_l);
     m->bad = mt_counter(reg, "mkueue_webhook_bad_requests_total",
                         "HTTP requests refused before a decision (400 malformed review, 404, "
-                        "405, 413, 415), by status code.",
+                        "405, 413, 415, 429 over the memory budget), by status code.",
                         code_l);
     m->in_flight = mt_gauge(reg, "mkueue_webhook_requests_in_flight",
                             "Admission requests being read or decided.", NULL);
@@ -106,9 +106,26 @@ int wh_admit(const struct wh_admitter *a, const char *path, const char *body, si
         return bad_request(a, 404, "not found", out, ctype);
     struct wh_review r;
     char err[256];
-    if (wh_review_decode(body, len, a->max_body ? a->max_body : WH_MAX_BODY, &r, err, sizeof(err)) <
-        0)
+    /* Bound the tree before jansson builds it: a few MiB of `{},` would
+     * take hundreds of MiB decoded. */
+    struct jx_scan sc;
+    jx_scan(body, len, &sc);
+    size_t cost = jx_scan_cost(&sc), max_decoded = a->max_decoded ? a->max_decoded : WH_MAX_DECODED;
+    if (cost > max_decoded) {
+        snprintf(err, sizeof(err),
+                 "body: JSON document too costly to decode: %zu values would take about %zu KiB "
+                 "(limit %zu KiB)",
+                 jx_scan_values(&sc), cost / 1024, max_decoded / 1024);
         return bad_request(a, 400, err, out, ctype);
+    }
+    if (a->budget && wh_budget_take(a->budget, cost) < 0)
+        return bad_request(a, 429, "too many requests being decoded; retry", out, ctype);
+    if (wh_review_decode(body, len, a->max_body ? a->max_body : WH_MAX_BODY, &r, err, sizeof(err)) <
+        0) {
+        if (a->budget)
+            wh_budget_give(a->budget, cost);
+        return bad_request(a, 400, err, out, ctype);
+    }
 
     const char *webhook = mutate ? "mutate" : "validate";
     char api[256];
@@ -157,5 +174,7 @@ int wh_admit(const struct wh_admitter *a, const char *path, const char *body, si
     wh_verdict_clear(&v);
 out:
     wh_review_clear(&r);
+    if (a->budget)
+        wh_budget_give(a->budget, cost);
     return status;
 }

@@ -29,6 +29,14 @@ int wh_app_ops_route(void *app, const char *path)
     return WH_ROUTE_NOT_FOUND;
 }
 
+int wh_app_probe_route(void *app, const char *path)
+{
+    (void)app;
+    if (strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0)
+        return WH_ROUTE_GET;
+    return WH_ROUTE_NOT_FOUND;
+}
+
 /* Certificate reloads happen in handshakes: export what happened since. */
 static void collect_certs(struct wh_app *a)
 {

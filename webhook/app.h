@@ -1,7 +1,7 @@
 /* The webhook's two HTTP faces, as routes and handlers for wh_server:
  * admission (TLS): POST to the per-kind paths (/mutate-batch-v1-job, ...) and
  * the generic /mutate and /validate; operations (plain HTTP): GET /metrics,
- * /healthz, /readyz. */
+ * /healthz, /readyz; probes (plain HTTP, own listener): /healthz, /readyz. */
 #ifndef MKUEUE_WH_APP_H
 #define MKUEUE_WH_APP_H
 
@@ -29,6 +29,8 @@ int wh_app_admission_route(void *app, const char *path);
 int wh_app_admission_handle(void *app, const char *path, const char *body, size_t len,
                             struct buf *out, const char **ctype);
 int wh_app_ops_route(void *app, const char *path);
+/* The probe listener: GET /healthz and /readyz only (answered by wh_app_ops_handle). */
+int wh_app_probe_route(void *app, const char *path);
 int wh_app_ops_handle(void *app, const char *path, const char *body, size_t len, struct buf *out,
                       const char **ctype);
 

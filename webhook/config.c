@@ -33,12 +33,23 @@ void wh_config_usage(FILE *f)
         "  --port N                   HTTPS port; default 9443\n"
         "  --metrics-bind-address A   /metrics, /healthz, /readyz address; default 0.0.0.0\n"
         "  --metrics-port N           plain-HTTP port of those; default 8080\n"
+        "  --health-bind-address A    address of the probe listener; default 0.0.0.0\n"
+        "  --health-port N            /healthz and /readyz on their own listener too, which\n"
+        "                             load on the other ports cannot starve; default 0 (none)\n"
         "  --threads N                server threads; default 2\n"
         "  --max-connections N        open connections at most; default 256\n"
-        "  --idle-timeout S           idle connections close after S seconds; default 30\n"
-        "  --request-timeout S        a request body must arrive within S seconds; default "
-        "15\n"
+        "  --max-connections-per-ip N from one address at most; default 64\n"
+        "  --idle-timeout S           a connection must send a request line within S seconds\n"
+        "                             of accept or of its last answer; default 30\n"
+        "  --request-timeout S        headers, body and answer of a request within S seconds\n"
+        "                             of its request line, however slowly it trickles; "
+        "default 15\n"
         "  --max-body BYTES           AdmissionReview size cap (413 above); default 3145728\n"
+        "  --max-decoded-bytes BYTES  decoded size of one review, estimated before decoding\n"
+        "                             (400 above); default 25165824\n"
+        "  --max-inflight-bytes BYTES bodies and decoded reviews of all requests at once\n"
+        "                             (429 above); default 50331648, at least --max-body +\n"
+        "                             --max-decoded-bytes\n"
         "  --log-level L              error|warn|info|debug|trace; default info\n" WH_CERTMGR_USAGE
         "  --help, --version\n");
 }
@@ -65,12 +76,16 @@ int wh_config_parse(int argc, char **argv, struct wh_config *c, FILE *out, char 
         .port = 9443,
         .metrics_bind = "0.0.0.0",
         .metrics_port = 8080,
+        .health_bind = "0.0.0.0",
         .kubeconfig_dir = "/etc/multikueue/kubeconfigs",
         .threads = 2,
         .max_connections = 256,
+        .max_per_ip = 64,
         .idle_timeout_s = 30,
         .request_timeout_s = 15,
         .max_body = WH_MAX_BODY,
+        .max_decoded = WH_MAX_DECODED,
+        .max_inflight = WH_MAX_INFLIGHT,
         .log_level = LOG_INFO,
     };
     for (int i = 1; i < argc; i++) {
@@ -123,6 +138,11 @@ int wh_config_parse(int argc, char **argv, struct wh_config *c, FILE *out, char 
             "--idle-timeout",
             "--request-timeout",
             "--max-body",
+            "--health-bind-address",
+            "--health-port",
+            "--max-connections-per-ip",
+            "--max-decoded-bytes",
+            "--max-inflight-bytes",
         };
         size_t f;
         for (f = 0; f < sizeof(known) / sizeof(known[0]); f++)
@@ -160,6 +180,8 @@ int wh_config_parse(int argc, char **argv, struct wh_config *c, FILE *out, char 
             str = &c->bind;
         else if (strcmp(name, "--metrics-bind-address") == 0)
             str = &c->metrics_bind;
+        else if (strcmp(name, "--health-bind-address") == 0)
+            str = &c->health_bind;
         if (str) {
             *str = val;
             continue;
@@ -182,6 +204,10 @@ int wh_config_parse(int argc, char **argv, struct wh_config *c, FILE *out, char 
             {"--idle-timeout", 1, 3600},
             {"--request-timeout", 1, 3600},
             {"--max-body", 1024, 64ull * 1024 * 1024},
+            {"--health-port", 0, 65535},
+            {"--max-connections-per-ip", 1, 100000},
+            {"--max-decoded-bytes", 64ull * 1024, 1024ull * 1024 * 1024},
+            {"--max-inflight-bytes", 64ull * 1024, 4096ull * 1024 * 1024},
         };
         size_t k;
         for (k = 0; k < sizeof(nums) / sizeof(nums[0]); k++)
@@ -215,8 +241,20 @@ int wh_config_parse(int argc, char **argv, struct wh_config *c, FILE *out, char 
         case 5:
             c->request_timeout_s = (unsigned)u;
             break;
-        default:
+        case 6:
             c->max_body = (size_t)u;
+            break;
+        case 7:
+            c->health_port = (int)u;
+            break;
+        case 8:
+            c->max_per_ip = (unsigned)u;
+            break;
+        case 9:
+            c->max_decoded = (size_t)u;
+            break;
+        default:
+            c->max_inflight = (size_t)u;
             break;
         }
     }
@@ -224,6 +262,13 @@ int wh_config_parse(int argc, char **argv, struct wh_config *c, FILE *out, char 
     c->certmgr.cert_dir = c->cert_dir;
     if (c->certmgr.secret_name && (c->tls_cert || c->tls_key)) {
         snprintf(err, errlen, "--cert-secret writes --cert-dir: drop --tls-cert and --tls-key");
+        return -1;
+    }
+    /* the largest review must fit the budget with its body */
+    if (c->max_inflight < c->max_body + c->max_decoded) {
+        snprintf(err, errlen,
+                 "--max-inflight-bytes %zu is less than --max-body + --max-decoded-bytes (%zu)",
+                 c->max_inflight, c->max_body + c->max_decoded);
         return -1;
     }
     if (c->kubeconfig_dir && !*c->kubeconfig_dir)

@@ -20,12 +20,17 @@ struct wh_config {
     int port;
     const char *metrics_bind;
     int metrics_port;
+    const char *health_bind;
+    int health_port;            /* 0 = probes on the metrics port only */
     const char *kubeconfig_dir; /* NULL = Path kubeconfigs refused */
     unsigned threads;
     unsigned max_connections;
+    unsigned max_per_ip;
     unsigned idle_timeout_s;
     unsigned request_timeout_s;
     size_t max_body;
+    size_t max_decoded;  /* one review decoded (estimate) */
+    size_t max_inflight; /* all bodies and decoded reviews at once */
     enum log_level log_level;
     /* self-managed certificates (--cert-secret ...); namespace and cert_dir
      * are filled from --namespace and --cert-dir */

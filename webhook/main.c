@@ -57,7 +57,7 @@ int main(int argc, char **argv)
     struct wh_certmgr *cm = NULL;
     char **sans_dns = NULL, **sans_ips = NULL;
     struct wh_state *state = NULL;
-    struct wh_server *adm = NULL, *ops = NULL;
+    struct wh_server *adm = NULL, *ops = NULL, *probes = NULL;
     struct mt_registry *reg = mt_registry_new();
     if (!reg || wh_metrics_register(reg, &m) < 0) {
         LOG_E("main", "cannot set up metrics");
@@ -96,7 +96,11 @@ int main(int argc, char **argv)
         LOG_E("main", "cannot connect to the manager", "error", err);
         goto out;
     }
-    app.adm = (struct wh_admitter){wh_state_ctx(state), &m, cfg.max_body, cfg.ns};
+    /* memory held for requests: bodies (server) and decoded reviews (admitter) */
+    static struct wh_budget budget;
+    wh_budget_init(&budget, cfg.max_inflight);
+    app.adm = (struct wh_admitter){wh_state_ctx(state), &m,     cfg.max_body, cfg.ns,
+                                   cfg.max_decoded,     &budget};
     app.reg = reg;
     app.m = &m;
     app.certs = certs;
@@ -112,6 +116,8 @@ int main(int argc, char **argv)
         .certs = certs,
         .threads = cfg.threads,
         .max_connections = cfg.max_connections,
+        .max_per_ip = cfg.max_per_ip,
+        .budget = &budget,
         .timeout_s = cfg.idle_timeout_s,
         .request_timeout_s = cfg.request_timeout_s,
         .max_body = cfg.max_body,
@@ -132,6 +138,9 @@ int main(int argc, char **argv)
         .port = cfg.metrics_port,
         .threads = 1,
         .max_connections = 64,
+        .max_per_ip = 16,
+        .timeout_s = 10,
+        .request_timeout_s = 10,
         .route = wh_app_ops_route,
         .handle = wh_app_ops_handle,
         .ud = &app,
@@ -141,18 +150,41 @@ int main(int argc, char **argv)
         LOG_E("main", "cannot start the metrics server", "error", err);
         goto out;
     }
+    if (cfg.health_port) {
+        /* the kubelet's probes, apart: load on the other ports cannot starve them */
+        struct wh_server_opts po = {
+            .name = "probes",
+            .bind = cfg.health_bind,
+            .port = cfg.health_port,
+            .threads = 1,
+            .max_connections = 32,
+            .max_per_ip = 8,
+            .timeout_s = 5,
+            .request_timeout_s = 5,
+            .max_body = 1024,
+            .route = wh_app_probe_route,
+            .handle = wh_app_ops_handle,
+            .ud = &app,
+        };
+        probes = wh_server_start(&po, err, sizeof(err));
+        if (!probes) {
+            LOG_E("main", "cannot start the probe server", "error", err);
+            goto out;
+        }
+    }
     /* rotation: wh_certs picks the new files up at the next handshake */
     if (cm_client &&
         !(cm = wh_certmgr_start(cm_client, &cfg.certmgr, NULL, NULL, err, sizeof(err)))) {
         LOG_E("main", "cannot start the certificate manager", "error", err);
         goto out;
     }
-    char port[16], mport[16];
+    char port[16], mport[16], hport[16];
     snprintf(port, sizeof(port), "%d", wh_server_port(adm));
     snprintf(mport, sizeof(mport), "%d", wh_server_port(ops));
+    snprintf(hport, sizeof(hport), "%d", probes ? wh_server_port(probes) : 0);
     LOG_I("main", "serving", "version", MKUEUE_VERSION, "address", cfg.bind, "port", port,
-          "metricsAddress", cfg.metrics_bind, "metricsPort", mport, "namespace", cfg.ns, "cert",
-          cfg.cert_path);
+          "metricsAddress", cfg.metrics_bind, "metricsPort", mport, "healthPort", hport,
+          "namespace", cfg.ns, "cert", cfg.cert_path);
 
     int sig = 0;
     sigwait(&sigs, &sig);
@@ -161,6 +193,7 @@ int main(int argc, char **argv)
 out:
     wh_server_stop(adm); /* no new admission first; then the rest */
     wh_server_stop(ops);
+    wh_server_stop(probes);
     wh_certmgr_stop(cm);
     wh_state_stop(state);
     wh_certs_free(certs);

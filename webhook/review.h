@@ -15,6 +15,12 @@
 
 #define WH_MAX_BODY  (3u * 1024 * 1024) /* default body cap */
 #define WH_MAX_DEPTH 128                /* JSON nesting of a review */
+/* Decoded size of one review (jx_scan_cost) at most: a 2.9 MiB UPDATE with a
+ * big annotation or thousands of env vars takes a few MiB; 3 MiB of empty
+ * objects would take about 250 MiB. */
+#define WH_MAX_DECODED (24u * 1024 * 1024)
+/* All requests' bodies and decoded reviews at once, by default. */
+#define WH_MAX_INFLIGHT (48u * 1024 * 1024)
 
 enum wh_op { WH_CREATE, WH_UPDATE, WH_DELETE, WH_CONNECT };
 

@@ -1,23 +1,42 @@
 #include "server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "clock.h"
 #include "log.h"
 #include "review.h"
 
+/* Per connection, from accept to close (MHD's socket context). */
+struct conn {
+    struct conn *prev, *next;
+    int fd;
+    int in_request;     /* request line received, answer not sent yet */
+    int cut;            /* shut down by the sweep */
+    long long since_ms; /* accept, end of the last answer, or request line */
+};
+
 struct wh_server {
     struct MHD_Daemon *d;
     struct wh_server_opts o;
     char name[32];
     int port;
+    /* connections and the deadline sweep */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    struct conn *conns;
+    int stopping;
+    int sweeping; /* the sweep thread runs */
+    pthread_t sweep;
 };
 
 /* Per request, from the headers to the completion callback. */
@@ -25,6 +44,8 @@ struct req {
     struct buf body;
     long long start_ms;
     size_t discarded; /* bytes dropped after the cap */
+    size_t reserved;  /* bytes taken from o.budget */
+    int over_budget;  /* the budget refused the body: answer 429 */
     int counted;      /* in the in-flight gauge */
 };
 
@@ -96,13 +117,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 return send_error(s, conn, 415, "Content-Type must be application/json", NULL);
             const char *cl =
                 MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-            if (cl && strtoull(cl, NULL, 10) > s->o.max_body)
+            unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+            if (n > s->o.max_body)
                 return send_error(s, conn, 413, "request body too large", NULL);
+            /* a declared body is taken whole now and allocated once */
+            if (n && s->o.budget && wh_budget_take(s->o.budget, (size_t)n + 1) < 0)
+                return send_error(s, conn, 429, "too many request bytes in flight; retry", NULL);
+            rq = calloc(1, sizeof(*rq));
+            if (!rq) {
+                if (n && s->o.budget)
+                    wh_budget_give(s->o.budget, (size_t)n + 1);
+                return MHD_NO;
+            }
+            rq->reserved = n && s->o.budget ? (size_t)n + 1 : 0;
+            buf_init(&rq->body, s->o.max_body);
+            if (n && buf_reserve(&rq->body, (size_t)n) < 0) {
+                *con_cls = rq; /* freed, and the budget given back, at completion */
+                return send_error(s, conn, 500, "out of memory", NULL);
+            }
         }
-        rq = calloc(1, sizeof(*rq));
-        if (!rq)
-            return MHD_NO;
-        buf_init(&rq->body, s->o.max_body);
+        if (!rq) {
+            rq = calloc(1, sizeof(*rq));
+            if (!rq)
+                return MHD_NO;
+            buf_init(&rq->body, s->o.max_body);
+        }
         rq->start_ms = clk_now_ms();
         rq->counted = s->o.in_flight != NULL;
         if (rq->counted)
@@ -115,9 +154,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             LOG_I(s->name, "request body too slow: connection closed", "path", url);
             return MHD_NO;
         }
-        if (buf_ok(&rq->body))
-            buf_append(&rq->body, upload_data, *upload_data_size);
-        if (!buf_ok(&rq->body)) {
+        size_t len = *upload_data_size;
+        if (s->o.budget && buf_ok(&rq->body) && !rq->over_budget &&
+            rq->body.len + len + 1 > rq->body.alloc) {
+            /* undeclared length (chunked): the buffer may double */
+            size_t want = 2 * (rq->body.len + len) + 256;
+            if (want > rq->reserved) {
+                if (wh_budget_take(s->o.budget, want - rq->reserved) == 0)
+                    rq->reserved = want;
+                else
+                    rq->over_budget = 1;
+            }
+        }
+        if (buf_ok(&rq->body) && !rq->over_budget)
+            buf_append(&rq->body, upload_data, len);
+        if (!buf_ok(&rq->body) || rq->over_budget) {
             /* keep reading to answer 413, within bounds */
             rq->discarded += *upload_data_size;
             if (rq->discarded > 4 * s->o.max_body)
@@ -126,6 +177,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (rq->over_budget)
+        return send_error(s, conn, 429, "too many request bytes in flight; retry", NULL);
     if (!buf_ok(&rq->body)) {
         if (rq->body.oom)
             return send_error(s, conn, 500, "out of memory", NULL);
@@ -144,16 +197,130 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return send_buf(conn, status, &out, ctype, NULL);
 }
 
+static struct conn *conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The connection's deadline starts over: waiting for a request (idle) or
+ * reading and answering one. Runs in the connection's thread. */
+static void conn_phase(struct wh_server *s, struct MHD_Connection *conn, int in_request)
+{
+    struct conn *c = conn_of(conn);
+    if (!c)
+        return;
+    pthread_mutex_lock(&s->lock);
+    c->in_request = in_request;
+    c->since_ms = clk_now_ms();
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Called once the request line is in: the request's deadline starts here,
+ * before the headers, which a slow client can trickle. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    (void)uri;
+    conn_phase(cls, conn, 1);
+    return NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct wh_server *s = cls;
+    struct conn *c = *socket_context;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        c = ci ? calloc(1, sizeof(*c)) : NULL;
+        if (!c) {
+            /* untracked: only the idle timeout applies to it */
+            LOG_W(s->name, "cannot track a connection: no absolute deadline for it");
+            return;
+        }
+        c->fd = ci->connect_fd;
+        c->since_ms = clk_now_ms();
+        pthread_mutex_lock(&s->lock);
+        c->next = s->conns;
+        if (s->conns)
+            s->conns->prev = c;
+        s->conns = c;
+        pthread_mutex_unlock(&s->lock);
+        *socket_context = c;
+        return;
+    }
+    /* CLOSED: MHD closes the socket after this returns, so the sweep (which
+     * shuts sockets down under the lock) never touches a reused fd. */
+    if (!c)
+        return;
+    pthread_mutex_lock(&s->lock);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    pthread_mutex_unlock(&s->lock);
+    free(c);
+    *socket_context = NULL;
+}
+
+/* Which tracked connections are past their deadline, as a pure function of
+ * the phase and the clock: idle ones get idle_ms from the last answer (or
+ * accept) to send a request line, whatever they trickle; a request gets
+ * request_ms from its request line to its answer being sent. */
+static int conn_expired(const struct conn *c, long long now, long long idle_ms,
+                        long long request_ms)
+{
+    return now - c->since_ms > (c->in_request ? request_ms : idle_ms);
+}
+
+static void *sweep_main(void *arg)
+{
+    struct wh_server *s = arg;
+    long long idle_ms = (long long)s->o.timeout_s * 1000;
+    long long request_ms = (long long)s->o.request_timeout_s * 1000;
+    pthread_mutex_lock(&s->lock);
+    while (!s->stopping) {
+        /* deadlines hold to a quarter second */
+        clk_cond_wait_until(&s->wake, &s->lock, clk_now_ms() + 250);
+        long long now = clk_now_ms();
+        int cut = 0;
+        for (struct conn *c = s->conns; c && !s->stopping; c = c->next) {
+            if (c->cut || !conn_expired(c, now, idle_ms, request_ms))
+                continue;
+            /* MHD sees EOF at its next poll and closes the connection */
+            shutdown(c->fd, SHUT_RDWR);
+            c->cut = 1;
+            cut++;
+        }
+        if (cut) {
+            char n[16];
+            snprintf(n, sizeof(n), "%d", cut);
+            LOG_D(s->name, "connections past their deadline closed", "count", n);
+            if (s->o.cut)
+                mt_inc(s->o.cut, NULL, cut);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)conn, (void)toe;
+    (void)toe;
     struct wh_server *s = cls;
     struct req *rq = *con_cls;
+    conn_phase(s, conn, 0);
     if (!rq)
         return;
     if (rq->counted)
         mt_add(s->o.in_flight, NULL, -1);
+    if (rq->reserved)
+        wh_budget_give(s->o.budget, rq->reserved);
     buf_free(&rq->body);
     free(rq);
     *con_cls = NULL;
@@ -226,21 +393,37 @@ struct wh_server *wh_server_start(const struct wh_server_opts *o, char *err, siz
             MHD_OPTION_HTTPS_PRIORITIES, 0,
             (void *)(o->tls_priorities ? o->tls_priorities : WH_TLS_PRIORITIES)};
     }
+    if (s->o.max_per_ip)
+        extra[n++] =
+            (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->o.max_per_ip, NULL};
     extra[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    pthread_mutex_init(&s->lock, NULL);
+    clk_cond_init(&s->wake);
     s->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->o.timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_ARRAY, extra,
-        MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)WH_CONN_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+        MHD_OPTION_ARRAY, extra, MHD_OPTION_END);
     if (!s->d) {
         snprintf(err, errlen, "cannot serve on %s:%d (address in use, or TLS setup failed)", bind,
                  o->port);
-        goto fail;
+        goto fail_locks;
     }
+    int rc = pthread_create(&s->sweep, NULL, sweep_main, s);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start the deadline thread: %s", strerror(rc));
+        MHD_stop_daemon(s->d);
+        goto fail_locks;
+    }
+    s->sweeping = 1;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : o->port;
     return s;
+fail_locks:
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->lock);
 fail:
     free(s);
     return NULL;
@@ -255,6 +438,15 @@ void wh_server_stop(struct wh_server *s)
 {
     if (!s)
         return;
-    MHD_stop_daemon(s->d);
+    if (s->sweeping) {
+        pthread_mutex_lock(&s->lock);
+        s->stopping = 1;
+        pthread_cond_signal(&s->wake);
+        pthread_mutex_unlock(&s->lock);
+        pthread_join(s->sweep, NULL);
+    }
+    MHD_stop_daemon(s->d); /* closes the rest: their contexts are freed */
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->lock);
     free(s);
 }

@@ -106,12 +106,12 @@ def secure(c):
           .runAsNonRoot == true and .readOnlyRootFilesystem == true
           and .allowPrivilegeEscalation == false and .capabilities.drop == ["ALL"]
           and .privileged == false and .seccompProfile.type == "RuntimeDefault");
-def probes(c):
+def probes(c; port):
     deploy(c).spec.template.spec.containers[0] as $c
-    | $c.livenessProbe.httpGet == {path: "/healthz", port: "metrics"}
-      and $c.readinessProbe.httpGet == {path: "/readyz", port: "metrics"}
-      and $c.startupProbe.httpGet == {path: "/healthz", port: "metrics"}
-      and any($c.ports[]; .name == "metrics");
+    | $c.livenessProbe.httpGet == {path: "/healthz", port: port}
+      and $c.readinessProbe.httpGet == {path: "/readyz", port: port}
+      and $c.startupProbe.httpGet == {path: "/healthz", port: port}
+      and any($c.ports[]; .name == port);
 def args(c): deploy(c).spec.template.spec.containers[0].args;
 def pod_based: ["pods","deployments","statefulsets","leaderworkersets"];
 def is_pod_based: (.rules[0].resources[0] as $r | pod_based | index($r)) != null;
@@ -223,10 +223,14 @@ check $D "both Deployments: 2 replicas, spread over nodes, resources with limits
        and .spec.template.spec.topologySpreadConstraints[0].labelSelector.matchLabels == .spec.selector.matchLabels
        and .spec.template.spec.containers[0].resources.limits.memory != null
        and .spec.template.spec.containers[0].resources.requests.cpu != null)'
-check $D "webhook memory limit leaves room above the 20 MiB goal, reconciler above 50 MiB" \
-    '(deploy("webhook").spec.template.spec.containers[0].resources.limits.memory == "64Mi")
+check $D "webhook memory limit covers its caps (values.yaml), reconciler above 50 MiB" \
+    '(deploy("webhook").spec.template.spec.containers[0].resources.limits.memory == "96Mi")
      and (deploy("reconciler").spec.template.spec.containers[0].resources.limits.memory == "128Mi")'
-check $D "probes on /healthz and /readyz (metrics port)" 'probes("webhook") and probes("reconciler")'
+check $D "probes on /healthz and /readyz (webhook: probe listener; reconciler: metrics port)" \
+    'probes("webhook"; "health") and probes("reconciler"; "metrics")
+     and (args("webhook") | index("--health-port=8081") != null
+          and index("--max-connections-per-ip=64") != null
+          and index("--max-inflight-bytes=50331648") != null)'
 check $D "securityContext: non-root, read-only root, no capabilities, RuntimeDefault, no escalation" \
     'secure("webhook") and secure("reconciler")'
 check $D "no priorityClassName by default" \

@@ -207,6 +207,61 @@ static void test_bounded_size_and_errors(void **state)
     assert_null(jx_loadb_bounded("[", 1, 10, 4, NULL, 0));
 }
 
+/* The pre-scan counts what jansson would build, and the budget refuses a
+ * document of many cheap-to-send, costly-to-decode values before decoding. */
+static void test_scan_budget(void **state)
+{
+    (void)state;
+    struct jx_scan sc;
+    const char *doc = "{\"a\": [1, true, null, \"x:[{\"], \"b\": {}, \"c\": -2.5e3}";
+    jx_scan(doc, strlen(doc), &sc);
+    assert_int_equal(sc.objects, 2);
+    assert_int_equal(sc.arrays, 1);
+    assert_int_equal(sc.members, 3);
+    assert_int_equal(sc.strings, 4); /* three keys and "x:[{" */
+    assert_int_equal(sc.literals, 4);
+    assert_int_equal(sc.depth, 2);
+    assert_int_equal(jx_scan_values(&sc), 2 + 1 + 1 + 4);
+    assert_true(jx_scan_cost(&sc) > strlen(doc));
+
+    /* 3 MiB of empty objects: about 1M values, far over a 24 MiB budget */
+    size_t n = 3u * 1024 * 1024;
+    char *hostile = malloc(n);
+    assert_non_null(hostile);
+    hostile[0] = '{';
+    memcpy(hostile + 1, "\"a\":[", 5);
+    size_t l = 6;
+    while (l + 7 <= n) {
+        memcpy(hostile + l, "{},", 3);
+        l += 3;
+    }
+    memcpy(hostile + l, "{}]}", 4);
+    l += 4;
+    jx_scan(hostile, l, &sc);
+    assert_true(jx_scan_values(&sc) > 1000000);
+    assert_true(jx_scan_cost(&sc) > 200u * 1024 * 1024);
+    size_t budget = 24u * 1024 * 1024;
+    assert_null(jx_loadb_budget(hostile, l, n, 8, budget, errbuf, sizeof(errbuf)));
+    assert_non_null(strstr(errbuf, "JSON document too costly to decode"));
+    assert_non_null(strstr(errbuf, "(limit 24576 KiB)"));
+    /* without a cost limit the same document decodes (what the budget avoids) */
+    json_t *j = jx_loadb_bounded(hostile, l, n, 8, errbuf, sizeof(errbuf));
+    assert_non_null(j);
+    json_decref(j);
+
+    /* a big string is cheap: 3 MiB of one annotation fits the budget */
+    memcpy(hostile, "{\"a\":\"", 6);
+    memset(hostile + 6, 'x', n - 8);
+    memcpy(hostile + n - 2, "\"}", 2);
+    j = jx_loadb_budget(hostile, n, n, 8, budget, errbuf, sizeof(errbuf));
+    assert_non_null(j);
+    json_decref(j);
+    /* nesting is still refused when a budget is given */
+    assert_null(jx_loadb_budget("[[[1]]]", 7, 100, 2, budget, errbuf, sizeof(errbuf)));
+    assert_string_equal(errbuf, "JSON nesting deeper than 2 levels");
+    free(hostile);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_del),
         cmocka_unit_test(test_bounded_depth),
         cmocka_unit_test(test_bounded_size_and_errors),
+        cmocka_unit_test(test_scan_budget),
     };
     return cmocka_run_group_tests_name("jsonx", tests, NULL, NULL);
 }

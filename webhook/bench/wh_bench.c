@@ -15,7 +15,17 @@
  * with RSS read from /proc at idle and at its peak under load. Requests
  * alternate between /mutate-batch-v1-job and /validate-batch-v1-job with a
  * realistic Job AdmissionReview (kubectl's last-applied annotation,
- * managedFields, a pod template with resources and env). No thresholds. */
+ * managedFields, a pod template with resources and env). No thresholds.
+ *
+ * Then the defences of issue 11, each on a fresh webhook process, with its
+ * peak RSS (VmHWM): idle; after one hostile 3 MiB body of empty objects,
+ * checked against a bound derived from the caps (idle peak + the in-flight
+ * budget + every connection's buffer); after a legitimate 2.9 MiB UPDATE
+ * (object and oldObject), which must be decided; and while 500 TLS
+ * connections from three addresses trickle header lines (and 64 plain ones
+ * on the metrics port), during which valid reviews and /healthz must
+ * answer. These are checks (exit 1 on failure), not timing thresholds.
+ * `--hardening` runs only these. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <getopt.h>
@@ -31,7 +41,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+
+#include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/ssl.h>
 
 #include "admission.h"
 #include "log.h"
@@ -226,18 +243,25 @@ static void stop(pid_t pid)
     waitpid(pid, NULL, 0);
 }
 
-static double rss_mib(pid_t pid)
+/* A field of /proc/PID/status in MiB ("VmRSS", "VmHWM": the peak). */
+static double status_mib(pid_t pid, const char *field)
 {
-    char path[64], line[256];
+    char path[64], line[256], fmt[32];
     snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    snprintf(fmt, sizeof(fmt), "%s: %%lf kB", field);
     FILE *f = fopen(path, "r");
     double kib = 0;
     while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmRSS: %lf kB", &kib) == 1)
+        if (sscanf(line, fmt, &kib) == 1)
             break;
     if (f)
         fclose(f);
     return kib / 1024.0;
+}
+
+static double rss_mib(pid_t pid)
+{
+    return status_mib(pid, "VmRSS");
 }
 
 static size_t sink(char *p, size_t sz, size_t n, void *ud)
@@ -475,6 +499,415 @@ static char *make_review(void)
     return rev;
 }
 
+/* ---- the defences of issue 11 ---------------------------------------------------- */
+
+/* The webhook's caps as the bench runs it (its defaults). */
+#define CAP_INFLIGHT_MIB 48.0 /* --max-inflight-bytes */
+#define CAP_CONNECTIONS  256  /* --max-connections */
+#define SLOW_CONNS       500
+#define SLOW_METRICS     64
+#define SLOW_ADDRS       3 /* 127.0.0.2 .. 127.0.0.4 */
+
+/* POST body to url (TLS with ca): the status, 0 when there was no answer;
+ * *decided is set when a 200 carries an AdmissionReview response. */
+static long post_review(const char *url, const char *ca, const char *data, size_t len, int *decided)
+{
+    CURL *h = curl_easy_init();
+    struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+    char *out = NULL;
+    size_t outlen = 0;
+    FILE *mem = open_memstream(&out, &outlen);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_CAINFO, ca);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, data);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)len);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, mem);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
+    long code = 0;
+    CURLcode rc = curl_easy_perform(h);
+    fclose(mem);
+    if (rc == CURLE_OK)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    if (decided) {
+        json_t *j = code == 200 ? json_loadb(out, outlen, 0, NULL) : NULL;
+        *decided = j && json_is_boolean(json_object_get(json_object_get(j, "response"), "allowed"));
+        json_decref(j);
+    }
+    free(out);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(h);
+    return code;
+}
+
+/* 3 MiB (less a little) of `[{},{},...]` inside an AdmissionReview. */
+static char *hostile_review(size_t *len)
+{
+    size_t n = WH_MAX_BODY - 64;
+    char *b = malloc(n + 1);
+    if (!b)
+        die("out of memory");
+    int l = snprintf(b, n, "%s",
+                     "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                     "\"request\":{\"uid\":\"u\",\"x\":[");
+    size_t k = (size_t)l;
+    while (k + 8 <= n) {
+        memcpy(b + k, "{},", 3);
+        k += 3;
+    }
+    memcpy(b + k, "{}]}}", 6);
+    *len = k + 5;
+    return b;
+}
+
+/* The bench's Job as a 2.9 MiB UPDATE: object and oldObject each with a
+ * 1 MiB annotation and 2000 env vars of 200 bytes. */
+static char *legit_update(const char *create, size_t *len)
+{
+    json_t *rev = json_loads(create, 0, NULL);
+    json_t *req = json_object_get(rev, "request");
+    json_t *obj = json_object_get(req, "object");
+    if (!obj)
+        die("cannot build the UPDATE review");
+    char *blob = malloc(1024 * 1024 + 1);
+    if (!blob)
+        die("out of memory");
+    memset(blob, 'a', 1024 * 1024);
+    blob[1024 * 1024] = '\0';
+    json_object_set_new(json_object_get(json_object_get(obj, "metadata"), "annotations"),
+                        "example.com/blob", json_string(blob));
+    free(blob);
+    json_t *c0 = json_array_get(
+        json_object_get(
+            json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec"),
+            "containers"),
+        0);
+    json_t *env = json_object_get(c0, "env");
+    char name[32], value[201];
+    memset(value, 'v', 200);
+    value[200] = '\0';
+    for (int i = 0; i < 2000; i++) {
+        snprintf(name, sizeof(name), "VAR_%06d", i);
+        json_array_append_new(env, json_pack("{s:s, s:s}", "name", name, "value", value));
+    }
+    json_object_set_new(req, "oldObject", json_deep_copy(obj));
+    json_object_set_new(req, "operation", json_string("UPDATE"));
+    json_object_set_new(json_object_get(req, "options"), "kind", json_string("UpdateOptions"));
+    char *out = json_dumps(rev, JSON_COMPACT);
+    json_decref(rev);
+    if (!out)
+        die("out of memory");
+    *len = strlen(out);
+    return out;
+}
+
+/* A slow client: connects from a given loopback address, sends a request
+ * line and then one header line every 2 s, never finishing; reconnects 2 s
+ * after the server closes it. Non-blocking, so 500 of them take one thread. */
+struct slow {
+    int fd;
+    SSL *ssl;            /* NULL on the plain port */
+    int state;           /* 0 closed, 1 connecting/handshaking, 2 trickling */
+    double next;         /* next action */
+    struct in_addr from; /* source address */
+    int port;
+};
+
+struct slow_set {
+    struct slow *c;
+    int n;
+    SSL_CTX *ctx;
+    volatile int stop;
+    long opened, closed_by_server; /* trickling connections started, and then cut */
+    long refused;                  /* closed before the request line (per-IP limit) */
+    pthread_t th;
+};
+
+static void slow_close(struct slow *c, double now)
+{
+    if (c->ssl)
+        SSL_free(c->ssl);
+    c->ssl = NULL;
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    c->state = 0;
+    c->next = now + 2;
+}
+
+static void slow_step(struct slow_set *set, struct slow *c, double now)
+{
+    static const char line[] = "POST /validate-batch-v1-job HTTP/1.1\r\nHost: x\r\n";
+    if (c->state == 0) {
+        if (now < c->next)
+            return;
+        c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        struct sockaddr_in src = {.sin_family = AF_INET, .sin_addr = c->from};
+        struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons((uint16_t)c->port)};
+        dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (c->fd < 0 || bind(c->fd, (struct sockaddr *)&src, sizeof(src)) < 0 ||
+            (connect(c->fd, (struct sockaddr *)&dst, sizeof(dst)) < 0 && errno != EINPROGRESS)) {
+            slow_close(c, now);
+            return;
+        }
+        if (set->ctx) {
+            c->ssl = SSL_new(set->ctx);
+            SSL_set_fd(c->ssl, c->fd);
+            SSL_set_connect_state(c->ssl);
+        }
+        c->state = 1;
+        return;
+    }
+    if (c->state == 1) {
+        if (c->ssl) {
+            int r = SSL_connect(c->ssl);
+            if (r != 1) {
+                int e = SSL_get_error(c->ssl, r);
+                if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+                    set->refused++;
+                    slow_close(c, now);
+                }
+                ERR_clear_error();
+                return;
+            }
+        } else {
+            struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+            int soerr = 0;
+            socklen_t sl = sizeof(soerr);
+            if (poll(&p, 1, 0) <= 0)
+                return;
+            if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0 || soerr) {
+                set->refused++;
+                slow_close(c, now);
+                return;
+            }
+        }
+        int w = c->ssl ? SSL_write(c->ssl, line, (int)strlen(line))
+                       : (int)write(c->fd, line, strlen(line));
+        if (w <= 0) {
+            slow_close(c, now);
+            return;
+        }
+        c->state = 2;
+        c->next = now + 2;
+        set->opened++;
+        return;
+    }
+    /* trickling: did the server close it? */
+    char b[256];
+    int r = c->ssl ? SSL_read(c->ssl, b, sizeof(b)) : (int)read(c->fd, b, sizeof(b));
+    int gone = c->ssl ? (r <= 0 && SSL_get_error(c->ssl, r) != SSL_ERROR_WANT_READ)
+                      : (r == 0 || (r < 0 && errno != EAGAIN));
+    ERR_clear_error();
+    if (gone || r > 0) {
+        set->closed_by_server++;
+        slow_close(c, now);
+        return;
+    }
+    if (now >= c->next) {
+        int w = c->ssl ? SSL_write(c->ssl, "X-Slow: 1\r\n", 11)
+                       : (int)write(c->fd, "X-Slow: 1\r\n", 11);
+        if (w <= 0) {
+            set->closed_by_server++;
+            slow_close(c, now);
+            return;
+        }
+        c->next = now + 2;
+    }
+}
+
+static void *slow_main(void *arg)
+{
+    struct slow_set *set = arg;
+    while (!set->stop) {
+        double now = now_s();
+        for (int i = 0; i < set->n; i++)
+            slow_step(set, &set->c[i], now);
+        usleep(20 * 1000);
+    }
+    for (int i = 0; i < set->n; i++)
+        slow_close(&set->c[i], 0);
+    return NULL;
+}
+
+static void slow_start(struct slow_set *set, int n, int port, int tls, int addrs)
+{
+    memset(set, 0, sizeof(*set));
+    set->c = calloc((size_t)n, sizeof(*set->c));
+    if (!set->c)
+        die("out of memory");
+    set->n = n;
+    if (tls) {
+        set->ctx = SSL_CTX_new(TLS_client_method());
+        if (!set->ctx)
+            die("cannot make a TLS context");
+        SSL_CTX_set_verify(set->ctx, SSL_VERIFY_NONE, NULL);
+    }
+    for (int i = 0; i < n; i++) {
+        set->c[i].fd = -1;
+        set->c[i].port = port;
+        set->c[i].from.s_addr = htonl(INADDR_LOOPBACK + 1 + (uint32_t)(i % addrs));
+    }
+    if (pthread_create(&set->th, NULL, slow_main, set) != 0)
+        die("cannot start the slow clients");
+}
+
+static int slow_held(const struct slow_set *set)
+{
+    int n = 0;
+    for (int i = 0; i < set->n; i++)
+        n += set->c[i].state == 2;
+    return n;
+}
+
+static void slow_stop(struct slow_set *set)
+{
+    set->stop = 1;
+    pthread_join(set->th, NULL);
+    if (set->ctx)
+        SSL_CTX_free(set->ctx);
+    free(set->c);
+}
+
+/* What starting a webhook needs. */
+struct wh_launch {
+    const char *bin;
+    const char *kubeconfig;
+    const char *dir; /* certificates */
+    const char *threads;
+    int old; /* a binary before issue 11: no --health-port */
+};
+
+/* Starts the webhook on fresh ports and waits until its caches synced. */
+static void launch(const struct wh_launch *l, struct target *t, int *mport, int *hport)
+{
+    int wport = free_port();
+    *mport = free_port();
+    *hport = l->old ? 0 : free_port();
+    char ps[16], ms[16], hs[16];
+    snprintf(ps, sizeof(ps), "%d", wport);
+    snprintf(ms, sizeof(ms), "%d", *mport);
+    snprintf(hs, sizeof(hs), "%d", *hport);
+    char *argv[] = {(char *)l->bin,
+                    "--kubeconfig",
+                    (char *)l->kubeconfig,
+                    "--cert-dir",
+                    (char *)l->dir,
+                    "--bind-address",
+                    "127.0.0.1",
+                    "--port",
+                    ps,
+                    "--metrics-bind-address",
+                    "127.0.0.1",
+                    "--metrics-port",
+                    ms,
+                    "--threads",
+                    (char *)l->threads,
+                    "--log-level",
+                    "warn",
+                    l->old ? NULL : "--health-port",
+                    hs,
+                    "--health-bind-address",
+                    "127.0.0.1",
+                    NULL};
+    t->pid = spawn(argv);
+    snprintf(t->base, sizeof(t->base), "https://127.0.0.1:%d", wport);
+    char murl[128];
+    snprintf(murl, sizeof(murl), "http://127.0.0.1:%d/metrics", *mport);
+    double deadline = now_s() + 30;
+    while (probe(murl, "mkueue_webhook_cache_synced{cluster=\"worker-2\"} 1") < 0 ||
+           probe(murl, "mkueue_webhook_cache_synced{cluster=\"worker-1\"} 1") < 0 ||
+           probe(murl, "mkueue_webhook_cache_synced{cluster=\"manager\"} 1") < 0) {
+        if (now_s() > deadline)
+            die("the webhook did not sync its caches within 30 s");
+        usleep(100 * 1000);
+    }
+}
+
+/* Runs the checks and prints their figures; returns the number of failures. */
+static int hardening(const struct wh_launch *l, const char *ca, const char *create)
+{
+    int failures = 0;
+    struct target t = {.name = "webhook", .ca = ca};
+    int mport, hport;
+    char url[256];
+
+    printf("\nmkueue-webhook defences (issue 11), peak RSS is VmHWM of a fresh process:\n");
+    /* 1. memory: idle, hostile body, legitimate big UPDATE */
+    launch(l, &t, &mport, &hport);
+    double idle = status_mib(t.pid, "VmHWM");
+    size_t hlen, ulen;
+    char *hostile = hostile_review(&hlen);
+    snprintf(url, sizeof(url), "%s/validate-batch-v1-job", t.base);
+    long hcode = post_review(url, ca, hostile, hlen, NULL);
+    free(hostile);
+    double after_hostile = status_mib(t.pid, "VmHWM");
+    double bound = idle + CAP_INFLIGHT_MIB + CAP_CONNECTIONS * 64.0 / 1024.0;
+    printf("  %-52s %8.1f MiB\n", "peak RSS idle", idle);
+    printf("  %-52s %8.1f MiB  (HTTP %ld; bound %.0f MiB)\n",
+           "peak RSS after a 3 MiB body of empty objects", after_hostile, hcode, bound);
+    if (after_hostile > bound) {
+        printf("  FAIL: the hostile body took the webhook past the bound of its caps\n");
+        failures++;
+    }
+    char *update = legit_update(create, &ulen);
+    int decided = 0;
+    long ucode = post_review(url, ca, update, ulen, &decided);
+    free(update);
+    printf("  %-52s %8.1f MiB  (HTTP %ld, %s)\n", "peak RSS after a 2.9 MiB UPDATE (object+old)",
+           status_mib(t.pid, "VmHWM"), ucode, decided ? "decided" : "NOT decided");
+    if (!decided) {
+        printf("  FAIL: the legitimate %zu-byte UPDATE was not decided\n", ulen);
+        failures++;
+    }
+    stop(t.pid);
+
+    /* 2. slow clients: 500 TLS on admission, 64 plain on metrics */
+    launch(l, &t, &mport, &hport);
+    struct slow_set adm, met;
+    slow_start(&adm, SLOW_CONNS, atoi(strchr(t.base + 8, ':') + 1), 1, SLOW_ADDRS);
+    slow_start(&met, SLOW_METRICS, mport, 0, 1);
+    sleep(3); /* all connected and trickling */
+    int reviews = 0, reviews_ok = 0, mh = 0, mh_ok = 0, hh = 0, hh_ok = 0, held_max = 0;
+    char murl[128], hurl[128];
+    snprintf(murl, sizeof(murl), "http://127.0.0.1:%d/healthz", mport);
+    snprintf(hurl, sizeof(hurl), "http://127.0.0.1:%d/healthz", hport);
+    /* 20 s: longer than the request deadline, so cuts and reconnects happen */
+    for (double end = now_s() + 20; now_s() < end;) {
+        int held = slow_held(&adm);
+        held_max = held > held_max ? held : held_max;
+        int d = 0;
+        reviews++;
+        snprintf(url, sizeof(url), "%s/validate-batch-v1-job", t.base);
+        if (post_review(url, ca, body, body_len, &d) == 200 && d)
+            reviews_ok++;
+        mh++;
+        mh_ok += probe(murl, "ok") == 0;
+        if (hport) {
+            hh++;
+            hh_ok += probe(hurl, "ok") == 0;
+        }
+        sleep(1);
+    }
+    double slow_peak = status_mib(t.pid, "VmHWM");
+    slow_stop(&adm);
+    slow_stop(&met);
+    printf("  %-52s %8.1f MiB\n", "peak RSS under 500 slow TLS + 64 slow plain clients", slow_peak);
+    printf("  %-52s %8d of %d (%ld cut at their deadline, %ld refused at connect)\n",
+           "slow TLS connections held at most", held_max, SLOW_CONNS, adm.closed_by_server,
+           adm.refused);
+    printf("  %-52s %5d/%d\n", "valid reviews decided meanwhile", reviews_ok, reviews);
+    printf("  %-52s %5d/%d\n", "/healthz answered on the metrics port", mh_ok, mh);
+    if (hport)
+        printf("  %-52s %5d/%d\n", "/healthz answered on the probe port", hh_ok, hh);
+    if (reviews_ok < reviews || (hport ? hh_ok < hh : mh_ok < mh)) {
+        printf("  FAIL: slow clients kept valid reviews or /healthz from an answer\n");
+        failures++;
+    }
+    stop(t.pid);
+    return failures;
+}
+
 /* ---- main ----------------------------------------------------------------------- */
 
 static void report_row(const char *what, double a, double b, const char *fmt)
@@ -498,9 +931,10 @@ int main(int argc, char **argv)
         {"webhook", required_argument, 0, 'w'},  {"rate", required_argument, 0, 'r'},
         {"duration", required_argument, 0, 'd'}, {"connections", required_argument, 0, 'c'},
         {"threads", required_argument, 0, 't'},  {"static-server", required_argument, 0, 's'},
+        {"hardening", no_argument, 0, 'H'},      {"old", no_argument, 0, 'O'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
     };
-    int o, static_port = 0;
+    int o, static_port = 0, only_hardening = 0, old = 0;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
         case 'w':
@@ -521,9 +955,17 @@ int main(int argc, char **argv)
         case 's':
             static_port = atoi(optarg);
             break;
+        case 'H':
+            only_hardening = 1;
+            break;
+        case 'O':
+            old = 1;
+            break;
         default:
             printf("usage: wh-bench [--webhook BIN] [--rate N] [--duration S] "
-                   "[--connections N] [--threads N]\n");
+                   "[--connections N] [--threads N] [--hardening] [--old]\n"
+                   "  --hardening  only the defence checks (peak RSS, slow clients)\n"
+                   "  --old        the binary predates the probe listener (no --health-port)\n");
             return o == 'h' ? 0 : 2;
         }
     }
@@ -581,6 +1023,20 @@ int main(int argc, char **argv)
     write_file(path, crt);
     snprintf(path, sizeof(path), "%s/tls.key", dir);
     write_file(path, key);
+
+    char th0[16];
+    snprintf(th0, sizeof(th0), "%u", threads);
+    struct wh_launch wl = {webhook, path, dir, th0, old};
+    char kcpath[512];
+    snprintf(kcpath, sizeof(kcpath), "%s/manager.yaml", dir);
+    wl.kubeconfig = kcpath;
+    int failures = 0;
+    if (only_hardening) {
+        body = make_review();
+        body_len = strlen(body);
+        failures = hardening(&wl, ca_file, body);
+        goto cleanup;
+    }
 
     /* the two servers */
     int wport = free_port(), mport = free_port(), sport = free_port();
@@ -657,6 +1113,8 @@ int main(int argc, char **argv)
 
     stop(wt.pid);
     stop(st.pid);
+    failures = hardening(&wl, ca_file, body);
+cleanup:
     th_free(api);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
@@ -673,5 +1131,5 @@ int main(int argc, char **argv)
     free(crt);
     free(key);
     curl_global_cleanup();
-    return 0;
+    return failures ? 1 : 0;
 }

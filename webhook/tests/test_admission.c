@@ -126,7 +126,7 @@ static int setup(void **state)
     f->ctx.workers = (struct wh_workers){fake_check, f};
     f->reg = mt_registry_new();
     assert_int_equal(wh_metrics_register(f->reg, &f->m), 0);
-    f->adm = (struct wh_admitter){&f->ctx, &f->m, 0, NULL};
+    f->adm = (struct wh_admitter){&f->ctx, &f->m, 0, NULL, 0, NULL};
     *state = f;
     return 0;
 }
@@ -978,6 +978,88 @@ static void test_bad_reviews(void **state)
     assert_true(v >= 25);
 }
 
+/* A Job of `size` bytes or so when dumped: a big annotation and env vars. */
+static json_t *big_job(const struct mk_kind *job, size_t annotation, int envs)
+{
+    json_t *o = job_of(job, NS, "team-a");
+    char *blob = malloc(annotation + 1);
+    assert_non_null(blob);
+    memset(blob, 'a', annotation);
+    blob[annotation] = '\0';
+    jx_set_new_str(o, "metadata.annotations[example.com/blob]", blob);
+    free(blob);
+    json_t *env = json_array();
+    char name[32], value[200];
+    memset(value, 'v', sizeof(value) - 1);
+    value[sizeof(value) - 1] = '\0';
+    for (int i = 0; i < envs; i++) {
+        snprintf(name, sizeof(name), "VAR_%06d", i);
+        json_array_append_new(env, json_pack("{s:s, s:s}", "name", name, "value", value));
+    }
+    json_t *c = json_pack("[{s:s, s:s, s:o}]", "name", "main", "image", "busybox", "env", env);
+    jx_set(o, "spec.template.spec.containers", c);
+    return o;
+}
+
+/* Issue 11, item 1: a body of many cheap values is refused before it is
+ * decoded (400, as any review the webhook cannot read: the apiserver then
+ * applies the failurePolicy), while a legitimate 2.9 MiB UPDATE is decided;
+ * over the shared budget the answer is 429. */
+static void test_decoded_size_budget(void **state)
+{
+    struct fixture *f = *state;
+    size_t n = 3u * 1024 * 1024 - 1024;
+    char *hostile = malloc(n + 1);
+    assert_non_null(hostile);
+    int l = snprintf(hostile, n, "%s",
+                     "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                     "\"request\":{\"uid\":\"u\",\"x\":[");
+    size_t k = (size_t)l;
+    while (k + 8 <= n) {
+        memcpy(hostile + k, "{},", 3);
+        k += 3;
+    }
+    memcpy(hostile + k, "{}]}}", 5);
+    k += 5;
+    hostile[k] = '\0';
+    struct answer a = post(f, "/validate-batch-v1-job", hostile, k);
+    assert_int_equal(a.status, 400);
+    assert_non_null(strstr(a.text, "body: JSON document too costly to decode"));
+    answer_free(&a);
+    free(hostile);
+
+    /* object + oldObject: 1 MiB annotation and 2000 env vars each, 2.9 MiB */
+    const struct mk_kind *job = mk_kind_by_gvk("batch/v1", "Job");
+    json_t *old = big_job(job, 1024 * 1024, 2000);
+    json_t *obj = json_deep_copy(old);
+    char *body = review("UPDATE", job, obj, old, NS);
+    size_t len = strlen(body);
+    assert_true(len > 2800u * 1024 && len < 3u * 1024 * 1024);
+    a = post(f, "/validate-batch-v1-job", body, len);
+    assert_int_equal(a.status, 200);
+    assert_true(allowed(&a));
+    answer_free(&a);
+
+    /* the budget is shared: while others hold it, 429, and nothing is kept */
+    struct wh_budget b;
+    wh_budget_init(&b, 8u * 1024 * 1024);
+    f->adm.budget = &b;
+    assert_int_equal(wh_budget_take(&b, 4u * 1024 * 1024), 0);
+    a = post(f, "/validate-batch-v1-job", body, len);
+    assert_int_equal(a.status, 429);
+    answer_free(&a);
+    assert_int_equal(wh_budget_used(&b), 4u * 1024 * 1024);
+    wh_budget_give(&b, 4u * 1024 * 1024);
+    a = post(f, "/validate-batch-v1-job", body, len);
+    assert_int_equal(a.status, 200);
+    answer_free(&a);
+    assert_int_equal(wh_budget_used(&b), 0);
+    f->adm.budget = NULL;
+    free(body);
+    json_decref(obj);
+    json_decref(old);
+}
+
 static void test_v1beta1_and_generic(void **state)
 {
     struct fixture *f = *state;
@@ -1071,6 +1153,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_validate_running_per_gating, setup, teardown),
         cmocka_unit_test(test_dns1123),
         cmocka_unit_test_setup_teardown(test_bad_reviews, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_decoded_size_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_v1beta1_and_generic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exempt_namespaces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_denial_metrics, setup, teardown),

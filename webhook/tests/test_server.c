@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,7 +139,7 @@ static int setup(void **state)
         (struct mkq_caches){f->caches[0], f->caches[1], f->caches[2], f->caches[3], f->caches[4]};
     f->reg = mt_registry_new();
     assert_int_equal(wh_metrics_register(f->reg, &f->m), 0);
-    f->app.adm = (struct wh_admitter){&f->ctx, &f->m, 0, NULL};
+    f->app.adm = (struct wh_admitter){&f->ctx, &f->m, 0, NULL, 0, NULL};
     f->app.reg = f->reg;
     f->app.m = &f->m;
     f->app.certs = f->certs;
@@ -533,6 +534,161 @@ static void test_slow_client(void **state)
     close(fd);
 }
 
+/* A plain server of the app's routes with these limits, on an ephemeral port. */
+static struct wh_server *plain_server(struct fx *f, int admission, unsigned idle_s,
+                                      unsigned request_s, unsigned per_ip, struct wh_budget *budget)
+{
+    struct wh_server_opts o = {
+        .name = "limits",
+        .bind = "127.0.0.1",
+        .threads = 1,
+        .max_connections = 16,
+        .max_per_ip = per_ip,
+        .budget = budget,
+        .timeout_s = idle_s,
+        .request_timeout_s = request_s,
+        .max_body = 8192,
+        .route = admission ? wh_app_admission_route : wh_app_ops_route,
+        .handle = admission ? wh_app_admission_handle : wh_app_ops_handle,
+        .ud = &f->app,
+    };
+    char err[256];
+    struct wh_server *s = wh_server_start(&o, err, sizeof(err));
+    assert_non_null(s);
+    return s;
+}
+
+static int connect_to(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    return fd;
+}
+
+/* 1 when the server closed fd (EOF or reset) within ms, 0 when it is open. */
+static int closed_within(int fd, int ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, ms) <= 0)
+        return 0;
+    char b[256];
+    return read(fd, b, sizeof(b)) <= 0;
+}
+
+/* A client trickling a header line every 200 ms is never idle, so only an
+ * absolute deadline from its request line cuts it (issue 11, item 2). */
+static void test_trickled_headers_cut(void **state)
+{
+    struct fx *f = *state;
+    struct wh_server *s = plain_server(f, 0, 30, 1, 0, NULL);
+    int fd = connect_to(wh_server_port(s));
+    const char *line = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+    assert_true(write(fd, line, strlen(line)) > 0);
+    int closed = 0;
+    for (int i = 0; i < 50 && !closed; i++) { /* up to 10 s of trickling */
+        if (write(fd, "X-Slow: 1\r\n", 11) <= 0)
+            closed = 1;
+        else
+            closed = closed_within(fd, 200);
+    }
+    assert_true(closed);
+    close(fd);
+    /* the server still answers others */
+    CURL *h = curl_easy_init();
+    struct resp r;
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/healthz", wh_server_port(s));
+    assert_int_equal(request(h, NULL, url, NULL, NULL, 0, &r), CURLE_OK);
+    assert_int_equal(r.status, 200);
+    buf_free(&r.body);
+    curl_easy_cleanup(h);
+    wh_server_stop(s);
+}
+
+/* A connection that never sends a full request line, one byte at a time,
+ * is cut by the idle deadline counted from accept. */
+static void test_trickled_request_line_cut(void **state)
+{
+    struct fx *f = *state;
+    struct wh_server *s = plain_server(f, 0, 1, 30, 0, NULL);
+    int fd = connect_to(wh_server_port(s));
+    int closed = 0;
+    for (int i = 0; i < 50 && !closed; i++) {
+        if (write(fd, "G", 1) <= 0)
+            closed = 1;
+        else
+            closed = closed_within(fd, 200);
+    }
+    assert_true(closed);
+    close(fd);
+    wh_server_stop(s);
+}
+
+/* Connections past the per-IP limit are closed at once; those within stay. */
+static void test_per_ip_limit(void **state)
+{
+    struct fx *f = *state;
+    struct wh_server *s = plain_server(f, 0, 30, 30, 2, NULL);
+    int port = wh_server_port(s);
+    int a = connect_to(port), b = connect_to(port);
+    assert_int_equal(closed_within(a, 300), 0);
+    int c = connect_to(port);
+    assert_int_equal(closed_within(c, 5000), 1);
+    assert_int_equal(closed_within(a, 100), 0);
+    assert_int_equal(closed_within(b, 100), 0);
+    close(a);
+    close(b);
+    close(c);
+    wh_server_stop(s);
+}
+
+/* The budget in use once the server has completed its requests (the client
+ * may see the answer before the completion callback gives bytes back). */
+static size_t budget_settled(struct wh_budget *b)
+{
+    for (int i = 0; i < 500 && wh_budget_used(b) != 0; i++)
+        usleep(10 * 1000);
+    return wh_budget_used(b);
+}
+
+/* A body that does not fit the shared budget is refused with 429 before it
+ * is read; the budget is whole again after each request. */
+static void test_body_budget(void **state)
+{
+    struct fx *f = *state;
+    struct wh_budget budget;
+    wh_budget_init(&budget, 4096);
+    struct wh_server *s = plain_server(f, 1, 30, 30, 0, &budget);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/validate-batch-v1-job", wh_server_port(s));
+    char *big = malloc(6001);
+    assert_non_null(big);
+    memset(big, ' ', 6000);
+    big[0] = '{';
+    big[5999] = '}';
+    big[6000] = '\0';
+    CURL *h = curl_easy_init();
+    struct resp r;
+    assert_int_equal(request(h, NULL, url, "application/json", big, 0, &r), CURLE_OK);
+    assert_int_equal(r.status, 429);
+    buf_free(&r.body);
+    /* chunked: refused as it grows */
+    assert_int_equal(request(h, NULL, url, "application/json", NULL, 6000, &r), CURLE_OK);
+    assert_int_equal(r.status, 429);
+    buf_free(&r.body);
+    assert_int_equal(budget_settled(&budget), 0);
+    /* a small review is decided */
+    assert_int_equal(request(h, NULL, url, "application/json", review_body(), 0, &r), CURLE_OK);
+    assert_int_equal(r.status, 200);
+    buf_free(&r.body);
+    assert_int_equal(budget_settled(&budget), 0);
+    curl_easy_cleanup(h);
+    free(big);
+    wh_server_stop(s);
+}
+
 static void test_config_flags(void **state)
 {
     (void)state;
@@ -563,6 +719,22 @@ static void test_config_flags(void **state)
                       {"wh", "--port", "-1"},    {"wh", "--namespace", ""}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_int_equal(wh_config_parse(3, bad[i], &c, devnull, err, sizeof(err)), -1);
+    assert_int_equal(c.max_per_ip, 64);
+    assert_int_equal(c.health_port, 0);
+    assert_int_equal(c.max_decoded, 24u * 1024 * 1024);
+    assert_int_equal(c.max_inflight, 48u * 1024 * 1024);
+    char *a5[] = {"wh",     "--health-port=8081",          "--max-connections-per-ip",
+                  "8",      "--max-decoded-bytes=1048576", "--max-inflight-bytes",
+                  "4194304"};
+    assert_int_equal(wh_config_parse(7, a5, &c, devnull, err, sizeof(err)), 0);
+    assert_int_equal(c.health_port, 8081);
+    assert_int_equal(c.max_per_ip, 8);
+    assert_int_equal(c.max_decoded, 1048576);
+    assert_int_equal(c.max_inflight, 4194304);
+    /* the largest review must fit the budget with its body */
+    char *a6[] = {"wh", "--max-inflight-bytes=4194304"};
+    assert_int_equal(wh_config_parse(2, a6, &c, devnull, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "--max-inflight-bytes 4194304 is less than"));
     char *a3[] = {"wh", "--port"};
     assert_int_equal(wh_config_parse(2, a3, &c, devnull, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "needs a value"));
@@ -599,6 +771,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_certs_load_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ops_endpoints, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_client, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trickled_headers_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trickled_request_line_cut, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_per_ip_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_body_budget, setup, teardown),
         cmocka_unit_test(test_config_flags),
         cmocka_unit_test(test_state_start_errors),
     };
