@@ -181,7 +181,6 @@ wait_for() {
 
 kc() { kubectl --kubeconfig "$DIR/kubeconfig/$1.yaml" "${@:2}"; }
 
-
 # CRDs: the manager gets the chart's (mkueue's own Kueue API), the workers
 # and manager-kueue Kueue's real ones; every cluster gets the job kinds' real CRDs.
 install_crds() {
