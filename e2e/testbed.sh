@@ -13,11 +13,21 @@
 #   e2e/testbed.sh down    stop every process and free the ports
 #   e2e/testbed.sh status  show what runs
 #   e2e/testbed.sh env     print the variables to source (KUBECONFIG, PATH ...)
+#   e2e/testbed.sh up-cluster manager-kueue    the optional 4th cluster (below)
+#   e2e/testbed.sh down-cluster manager-kueue  stop it alone (`down` stops it too)
+#
+# manager-kueue, started on demand by the scenarios of mkueue's with-kueue
+# mode: a manager with its own control plane (the same etcd, its own prefix),
+# Kueue's real CRDs and real Kueue with the batch Job integration and its
+# MultiKueue controller off (feature gate MultiKueue=false), dispatching to
+# the same worker-1/worker-2. Its processes are listed in $DIR/pids-manager-kueue,
+# apart from the default bed's.
 #
 # Settings (environment): MKUEUE_E2E_DIR (state, default /tmp/mkueue-e2e),
 # MKUEUE_ETCD_PORT (23790), MKUEUE_MANAGER_PORT (16443), MKUEUE_WORKER1_PORT
-# (16444), MKUEUE_WORKER2_PORT (16445), MKUEUE_PORT_BASE (19400: the
-# controllers' webhook and health ports), MKUEUE_CACHE (build cache).
+# (16444), MKUEUE_WORKER2_PORT (16445), MKUEUE_MANAGER_KUEUE_PORT (manager + 5),
+# MKUEUE_PORT_BASE (19400: the controllers' webhook and health ports),
+# MKUEUE_CACHE (build cache).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -27,19 +37,23 @@ ETCD_PORT=${MKUEUE_ETCD_PORT:-23790}
 declare -A PORT=([manager]=${MKUEUE_MANAGER_PORT:-16443}
                  [worker-1]=${MKUEUE_WORKER1_PORT:-16444}
                  [worker-2]=${MKUEUE_WORKER2_PORT:-16445})
+PORT[manager-kueue]=${MKUEUE_MANAGER_KUEUE_PORT:-$((PORT[manager] + 5))}
 CLUSTERS=(manager worker-1 worker-2)
 WORKERS=(worker-1 worker-2)
 PORT_BASE=${MKUEUE_PORT_BASE:-19400}
 PIDS="$DIR/pids"
+MK_PIDS="$DIR/pids-manager-kueue" # the optional manager-kueue's processes
 log() { echo "testbed: $*" >&2; }
 
 BED=$("$HERE/scripts/build-testbed.sh")
 PATH="$BED/bin:$PATH"
 
-# ctl_port CONTROLLER WORKER PURPOSE: fixed ports per controller and worker:
-# kueue 19411.., jobset 19421.., lws 19431..; health is webhook + 5.
+# ctl_port CONTROLLER CLUSTER PURPOSE: fixed ports per controller and cluster:
+# kueue 19411.., jobset 19421.., lws 19431.. (manager-kueue's Kueue 19410);
+# health is webhook + 5.
 ctl_port() {
     local c n=${2#worker-} off=0
+    [ "$2" = manager-kueue ] && n=0
     case $1 in kueue) c=1 ;; jobset) c=2 ;; lws) c=3 ;; esac
     [ "$3" = health ] && off=5
     echo $((PORT_BASE + c * 10 + n + off))
@@ -47,11 +61,12 @@ ctl_port() {
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# start NAME CMD... : runs CMD in its own session, logs to $DIR/logs/NAME.log
+# start NAME CMD... : runs CMD in its own session, logs to $DIR/logs/NAME.log,
+# its pid listed in $START_PIDS (the default bed's list unless set)
 start() {
     local name=$1; shift
     setsid "$@" >"$DIR/logs/$name.log" 2>&1 </dev/null &
-    echo "$! $name" >>"$PIDS"
+    echo "$! $name" >>"${START_PIDS:-$PIDS}"
 }
 
 # Our own binaries started beside the bed (demo, scenarios): $DIR/run/*.pid
@@ -66,28 +81,38 @@ stop_components() {
     done
 }
 
-stop_all() {
-    stop_components
-    [ -f "$PIDS" ] || return 0
+# stop_list FILE: stops the processes listed in FILE, then removes it
+stop_list() {
+    [ -f "$1" ] || return 0
     local pid name
     # reverse order: controllers, apiservers, then etcd
-    tac "$PIDS" | while read -r pid name; do
+    tac "$1" | while read -r pid name; do
         kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
     done
     for _ in $(seq 50); do
         local alive=0
-        while read -r pid name; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$PIDS"
+        while read -r pid name; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$1"
         [ $alive = 0 ] && break
         sleep 0.1
     done
-    while read -r pid name; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$PIDS"
-    rm -f "$PIDS"
+    while read -r pid name; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$1"
+    rm -f "$1"
 }
 
+stop_all() {
+    stop_components
+    stop_list "$MK_PIDS" # needs the bed's etcd: stopped first
+    stop_list "$PIDS"
+}
+
+# running [FILE]: every process of the default bed (and of FILE) is alive
 running() {
     [ -f "$PIDS" ] || return 1
-    local pid name
-    while read -r pid name; do kill -0 "$pid" 2>/dev/null || return 1; done <"$PIDS"
+    local pid name f
+    for f in "$PIDS" "$@"; do
+        [ -f "$f" ] || return 1
+        while read -r pid name; do kill -0 "$pid" 2>/dev/null || return 1; done <"$f"
+    done
 }
 
 pki() {
@@ -140,12 +165,12 @@ wait_for() {
     local what=$1 n=$(($2 * 5)) i; shift 2
     for i in $(seq "$n"); do
         "$@" >/dev/null 2>&1 && return 0
-        if ! running; then
+        if ! running ${START_PIDS:+"$START_PIDS"}; then
             log "a process died while waiting for $what; see $DIR/logs"
             local pid name
-            while read -r pid name; do
+            cat "$PIDS" ${START_PIDS:+"$START_PIDS"} | while read -r pid name; do
                 kill -0 "$pid" 2>/dev/null || { log "$name died:"; tail -n 20 "$DIR/logs/$name.log" >&2; }
-            done <"$PIDS"
+            done
             return 1
         fi
         sleep 0.2
@@ -157,18 +182,17 @@ wait_for() {
 kc() { kubectl --kubeconfig "$DIR/kubeconfig/$1.yaml" "${@:2}"; }
 
 # CRDs: the manager gets the chart's (mkueue's own Kueue API), the workers
-# Kueue's real ones; every cluster gets the job kinds' real CRDs.
+# and manager-kueue Kueue's real ones; every cluster gets the job kinds' real CRDs.
 install_crds() {
-    local c=$1
-    if [ "$c" = manager ]; then
-        kc "$c" apply --server-side -f "$ROOT/charts/mkueue/crds/" >/dev/null
-    else
-        kc "$c" apply --server-side -f "$BED/manifests/kueue/crds/" >/dev/null
-    fi
-    kc "$c" apply --server-side -f "$BED/manifests/jobs/" >/dev/null
-    wait_for "CRDs of $c" 60 kc "$c" wait --for=condition=Established --timeout=5s crd --all
+    local c=$1 crds=$BED/manifests/kueue/crds/
+    [ "$c" = manager ] && crds=$ROOT/charts/mkueue/crds/
+    # retried: a loaded API server times out on the large CRDs now and then
+    wait_for "CRDs applied on $c" 300 kc "$c" apply --server-side -f "$crds" -f "$BED/manifests/jobs/"
+    # one long wait: `kubectl wait --all` waits object by object within one
+    # timeout, which a short timeout never meets on a loaded machine
+    wait_for "CRDs of $c" 180 kc "$c" wait --for=condition=Established --timeout=120s crd --all
     # the Kubeflow trainer's runtime that TrainJobs refer to
-    kc "$c" apply --server-side -f "$BED/manifests/runtimes/" >/dev/null
+    wait_for "runtimes on $c" 60 kc "$c" apply --server-side -f "$BED/manifests/runtimes/"
 }
 
 # webhooks FILE CLUSTER PORT PREFIX: a controller's own webhook
@@ -209,9 +233,21 @@ YAML
 }
 
 # Real Kueue on a worker: every integration, leader election off, its
-# webhooks served on loopback with the bed's certificate.
+# webhooks served on loopback with the bed's certificate. On manager-kueue:
+# the batch Job integration only, MultiKueue off (mkueue's with-kueue mode).
 start_kueue() {
-    local c=$1 conf="$DIR/conf/kueue-$1.yaml"
+    local c=$1 conf="$DIR/conf/kueue-$1.yaml" gates=VisibilityOnDemand=false
+    local frameworks="[batch/job, jobset.x-k8s.io/jobset, kubeflow.org/mpijob, ray.io/rayjob,
+    ray.io/raycluster, ray.io/rayservice, kubeflow.org/paddlejob, kubeflow.org/pytorchjob,
+    kubeflow.org/tfjob, kubeflow.org/xgboostjob, kubeflow.org/jaxjob,
+    workload.codeflare.dev/appwrapper, trainer.kubeflow.org/trainjob, pod, deployment,
+    statefulset, leaderworkerset.x-k8s.io/leaderworkerset]"
+    if [ "$c" = manager-kueue ]; then
+        # MultiKueue (beta, on by default) gates Kueue's MultiKueue
+        # controllers and indexers; the core, the scheduler and the Job
+        # integration keep running, and mkueue is the check's controller
+        frameworks="[batch/job]" gates+=,MultiKueue=false
+    fi
     kc "$c" create namespace kueue-system >/dev/null 2>&1 || true
     cat >"$conf" <<YAML
 apiVersion: config.kueue.x-k8s.io/v1beta2
@@ -223,11 +259,7 @@ webhook: {host: 127.0.0.1, port: $(ctl_port kueue "$c" webhook), certDir: "$DIR/
 leaderElection: {leaderElect: false}
 internalCertManagement: {enable: false}
 integrations:
-  frameworks: [batch/job, jobset.x-k8s.io/jobset, kubeflow.org/mpijob, ray.io/rayjob,
-    ray.io/raycluster, ray.io/rayservice, kubeflow.org/paddlejob, kubeflow.org/pytorchjob,
-    kubeflow.org/tfjob, kubeflow.org/xgboostjob, kubeflow.org/jaxjob,
-    workload.codeflare.dev/appwrapper, trainer.kubeflow.org/trainjob, pod, deployment,
-    statefulset, leaderworkerset.x-k8s.io/leaderworkerset]
+  frameworks: $frameworks
 YAML
     webhooks "$BED/manifests/kueue/webhook.yaml" "$c" "$(ctl_port kueue "$c" webhook)" kueue
     # Kueue reads its metrics certificate from this fixed path when it does
@@ -235,7 +267,7 @@ YAML
     mkdir -p /etc/kueue/metrics/certs
     cp "$DIR/pki/$c/webhook-dir/tls.crt" "$DIR/pki/$c/webhook-dir/tls.key" /etc/kueue/metrics/certs/
     KUBECONFIG="$DIR/kubeconfig/$c.yaml" start "kueue-$c" "$BED/bin/kueue" --config "$conf" \
-        --feature-gates VisibilityOnDemand=false
+        --feature-gates "$gates"
 }
 
 # The JobSet and LeaderWorkerSet controllers on a worker, the same way.
@@ -260,6 +292,49 @@ YAML
 
 healthy() { curl -sf "http://127.0.0.1:$1/readyz"; }
 
+# start_apiserver CLUSTER ETCD-PREFIX: the cluster's kubeconfigs and API server.
+start_apiserver() {
+    local c=$1 d="$DIR/pki/$1"
+    kubeconfig "$DIR/kubeconfig/$c.yaml" "$c" admin
+    kubeconfig "$DIR/kubeconfig/$c-kcm.yaml" "$c" kcm
+    kubeconfig "$DIR/kubeconfig/$c-scheduler.yaml" "$c" scheduler
+    start "apiserver-$c" kube-apiserver \
+        --etcd-servers "http://127.0.0.1:$ETCD_PORT" --etcd-prefix "$2" \
+        --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --endpoint-reconciler-type none \
+        --secure-port "${PORT[$c]}" \
+        --tls-cert-file "$d/apiserver.crt" --tls-private-key-file "$d/apiserver.key" \
+        --client-ca-file "$d/ca.crt" \
+        --service-account-key-file "$d/sa.pub" \
+        --service-account-signing-key-file "$d/sa.key" \
+        --service-account-issuer "https://kubernetes.default.svc" \
+        --api-audiences "https://kubernetes.default.svc" \
+        --authorization-mode Node,RBAC --service-cluster-ip-range 10.96.0.0/16 \
+        --profiling=false --event-ttl 10m
+}
+
+# start_plane CLUSTER: once its API server answers, the controller-manager,
+# scheduler and KWOK, the CRDs and two fake nodes.
+start_plane() {
+    local c=$1 d="$DIR/pki/$1"
+    # no cloud, no volumes, no node lifecycle (KWOK keeps the fake nodes Ready)
+    local ctl='*,-node-ipam-controller,-node-lifecycle-controller,-persistentvolume-attach-detach-controller,-persistentvolume-binder-controller,-persistentvolume-expander-controller,-certificatesigningrequest-signing-controller'
+    wait_for "apiserver $c" 60 kc "$c" get --raw /readyz
+    start "kcm-$c" kube-controller-manager \
+        --kubeconfig "$DIR/kubeconfig/$c-kcm.yaml" \
+        --service-account-private-key-file "$d/sa.key" --root-ca-file "$d/ca.crt" \
+        --use-service-account-credentials=true \
+        --leader-elect=false --secure-port 0 --controllers "$ctl"
+    start "scheduler-$c" kube-scheduler --kubeconfig "$DIR/kubeconfig/$c-scheduler.yaml" \
+        --leader-elect=false --secure-port 0
+    start "kwok-$c" kwok --kubeconfig "$DIR/kubeconfig/$c.yaml" \
+        --config "$HERE/kwok/stages.yaml" --manage-all-nodes=false \
+        --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+        --server-address "" --node-ip 10.244.0.1 --cidr 10.244.0.0/16
+    install_crds "$c"
+    nodes "$c" 2
+}
+
+
 up() {
     if running; then
         log "already running (state in $DIR)"
@@ -282,44 +357,8 @@ up() {
         --initial-cluster "mkueue-e2e=http://127.0.0.1:$((ETCD_PORT + 1))" \
         --quota-backend-bytes 4294967296 --unsafe-no-fsync --log-level warn
 
-    for c in "${CLUSTERS[@]}"; do
-        local d="$DIR/pki/$c"
-        kubeconfig "$DIR/kubeconfig/$c.yaml" "$c" admin
-        kubeconfig "$DIR/kubeconfig/$c-kcm.yaml" "$c" kcm
-        kubeconfig "$DIR/kubeconfig/$c-scheduler.yaml" "$c" scheduler
-        start "apiserver-$c" kube-apiserver \
-            --etcd-servers "http://127.0.0.1:$ETCD_PORT" --etcd-prefix "/$c" \
-            --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --endpoint-reconciler-type none \
-            --secure-port "${PORT[$c]}" \
-            --tls-cert-file "$d/apiserver.crt" --tls-private-key-file "$d/apiserver.key" \
-            --client-ca-file "$d/ca.crt" \
-            --service-account-key-file "$d/sa.pub" \
-            --service-account-signing-key-file "$d/sa.key" \
-            --service-account-issuer "https://kubernetes.default.svc" \
-            --api-audiences "https://kubernetes.default.svc" \
-            --authorization-mode Node,RBAC --service-cluster-ip-range 10.96.0.0/16 \
-            --profiling=false --event-ttl 10m
-    done
-
-    # no cloud, no volumes, no node lifecycle (KWOK keeps the fake nodes Ready)
-    local ctl='*,-node-ipam-controller,-node-lifecycle-controller,-persistentvolume-attach-detach-controller,-persistentvolume-binder-controller,-persistentvolume-expander-controller,-certificatesigningrequest-signing-controller'
-    for c in "${CLUSTERS[@]}"; do
-        wait_for "apiserver $c" 60 kc "$c" get --raw /readyz
-        local d="$DIR/pki/$c"
-        start "kcm-$c" kube-controller-manager \
-            --kubeconfig "$DIR/kubeconfig/$c-kcm.yaml" \
-            --service-account-private-key-file "$d/sa.key" --root-ca-file "$d/ca.crt" \
-            --use-service-account-credentials=true \
-            --leader-elect=false --secure-port 0 --controllers "$ctl"
-        start "scheduler-$c" kube-scheduler --kubeconfig "$DIR/kubeconfig/$c-scheduler.yaml" \
-            --leader-elect=false --secure-port 0
-        start "kwok-$c" kwok --kubeconfig "$DIR/kubeconfig/$c.yaml" \
-            --config "$HERE/kwok/stages.yaml" --manage-all-nodes=false \
-            --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
-            --server-address "" --node-ip 10.244.0.1 --cidr 10.244.0.0/16
-        install_crds "$c"
-        nodes "$c" 2
-    done
+    for c in "${CLUSTERS[@]}"; do start_apiserver "$c" "/$c"; done
+    for c in "${CLUSTERS[@]}"; do start_plane "$c"; done
     for c in "${WORKERS[@]}"; do
         start_kueue "$c"
         start_jobset_lws "$c"
@@ -330,15 +369,43 @@ up() {
         wait_for "lws on $c" 60 healthy "$(ctl_port lws "$c" health)"
     done
     for c in "${CLUSTERS[@]}"; do
-        wait_for "nodes of $c" 60 kc "$c" wait --for=condition=Ready node --all --timeout=1s
+        wait_for "nodes of $c" 60 kc "$c" wait --for=condition=Ready node --all --timeout=30s
     done
     merged
     log "up: manager :${PORT[manager]}, worker-1 :${PORT[worker-1]}, worker-2 :${PORT[worker-2]}; KUBECONFIG=$DIR/kubeconfig/all.yaml"
 }
 
+# up_cluster manager-kueue: the optional 4th cluster beside a running bed
+# (idempotent). A fresh etcd prefix each time, so it always starts empty.
+up_cluster() {
+    [ "${1:-}" = manager-kueue ] || { log "up-cluster: only manager-kueue"; return 2; }
+    local c=manager-kueue
+    running || { log "up-cluster: the bed is not running (testbed.sh up)"; return 1; }
+    if running "$MK_PIDS" && healthy "$(ctl_port kueue "$c" health)" >/dev/null 2>&1; then
+        log "$c already running"
+        return 0
+    fi
+    stop_list "$MK_PIDS"
+    local p
+    for p in "${PORT[$c]}" "$(ctl_port kueue "$c" webhook)" "$(ctl_port kueue "$c" health)"; do
+        port_busy "$p" && { log "port $p is in use; set MKUEUE_MANAGER_KUEUE_PORT or MKUEUE_PORT_BASE"; return 1; }
+    done
+    pki "$c"
+    START_PIDS=$MK_PIDS
+    : >"$MK_PIDS"
+    start_apiserver "$c" "/$c-$(date +%s%N)"
+    start_plane "$c"
+    start_kueue "$c"
+    wait_for "kueue on $c" 120 healthy "$(ctl_port kueue "$c" health)"
+    wait_for "nodes of $c" 60 kc "$c" wait --for=condition=Ready node --all --timeout=30s
+    merged
+    log "up: $c :${PORT[$c]} (context $c)"
+}
+
 merged() {
     local files="" c
     for c in "${CLUSTERS[@]}"; do files+="$DIR/kubeconfig/$c.yaml:"; done
+    [ -f "$MK_PIDS" ] && files+="$DIR/kubeconfig/manager-kueue.yaml:"
     install -m 600 /dev/null "$DIR/kubeconfig/all.yaml"
     KUBECONFIG=${files%:} kubectl config view --flatten >"$DIR/kubeconfig/all.yaml"
     kubectl --kubeconfig "$DIR/kubeconfig/all.yaml" config use-context manager >/dev/null
@@ -347,6 +414,7 @@ merged() {
 status() {
     if running; then log "running (state in $DIR)"; else log "not running"; fi
     [ -f "$PIDS" ] && cat "$PIDS"
+    [ -f "$MK_PIDS" ] && cat "$MK_PIDS"
     cat "$BED/versions"
     return 0
 }
@@ -354,6 +422,12 @@ status() {
 case "${1:-}" in
 up) up ;;
 down) stop_all; log "down" ;;
+up-cluster) up_cluster "${2:-}" ;;
+down-cluster)
+    [ "${2:-}" = manager-kueue ] || { log "down-cluster: only manager-kueue"; exit 2; }
+    stop_list "$MK_PIDS"
+    [ -f "$PIDS" ] && merged
+    log "manager-kueue down" ;;
 status) status ;;
 env)
     echo "export KUBECONFIG=$DIR/kubeconfig/all.yaml"
@@ -361,6 +435,6 @@ env)
     echo "export MKUEUE_BED=$BED"
     echo "export PATH=$BED/bin:\$PATH"
     echo "export HELM=$BED/bin/helm"
-    for c in "${CLUSTERS[@]}"; do echo "export MKUEUE_PORT_${c//-/_}=${PORT[$c]}"; done ;;
-*) echo "usage: $0 up|down|status|env" >&2; exit 2 ;;
+    for c in "${CLUSTERS[@]}" manager-kueue; do echo "export MKUEUE_PORT_${c//-/_}=${PORT[$c]}"; done ;;
+*) echo "usage: $0 up|down|status|env|up-cluster manager-kueue|down-cluster manager-kueue" >&2; exit 2 ;;
 esac

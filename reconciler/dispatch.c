@@ -358,19 +358,22 @@ static int origin_matches(struct rc_ctx *x, const json_t *obj)
     return o && strcmp(o, x->cfg->origin) == 0;
 }
 
-/* Merge-patches the manager Workload's status with a resourceVersion
- * precondition; *cur becomes the server's answer. */
-static int wl_status(struct rc_ctx *x, json_t **cur, json_t *status)
+/* Merge- or apply-patches the manager Workload's status with a
+ * resourceVersion precondition; *cur becomes the server's answer. */
+static int wl_patch(struct rc_ctx *x, json_t **cur, json_t *status, int apply)
 {
     const char *rv = jx_str(*cur, "metadata.resourceVersion");
-    json_t *body = json_pack("{s:{s:s?},s:O}", "metadata", "resourceVersion", rv, "status", status);
+    json_t *body =
+        apply ? rc_admission_apply(*cur, status)
+              : json_pack("{s:{s:s?},s:O}", "metadata", "resourceVersion", rv, "status", status);
     if (!body)
         return -1;
     json_t *out = NULL;
     struct kc_status st;
     int rc =
         kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),
-                 jx_str(*cur, "metadata.name"), "status", KC_PATCH_MERGE, body, NULL, &out, &st);
+                 jx_str(*cur, "metadata.name"), "status", apply ? KC_PATCH_APPLY : KC_PATCH_MERGE,
+                 body, apply ? RC_ADMISSION_MANAGER : NULL, &out, &st);
     json_decref(body);
     if (rc < 0) {
         LOG_I(LG, "workload status not written", "workload", jx_str(*cur, "metadata.name"), "error",
@@ -380,6 +383,29 @@ static int wl_status(struct rc_ctx *x, json_t **cur, json_t *status)
     json_decref(*cur);
     *cur = out;
     return 0;
+}
+
+/* The status patch of a plan. With Kueue on the manager, clusterName and
+ * nominatedClusterNames go in Kueue's own admission-status apply (field
+ * manager kueue-admission, forced), as its MultiKueue controller writes
+ * them, so Kueue's eviction, which leaves them out of the same apply, clears
+ * them again. An apply cannot remove what another manager owns (an External
+ * dispatcher's nominations), so a list to clear is first removed by a merge
+ * patch: clusterName and nominatedClusterNames may never be set together. */
+static int wl_status(struct rc_ctx *x, json_t **cur, json_t *status)
+{
+    if (x->cfg->mode != RC_MODE_WITH_KUEUE || !rc_admission_patch(status))
+        return wl_patch(x, cur, status, 0);
+    json_t *nom = json_object_get(status, "nominatedClusterNames");
+    json_t *had = jx_get(*cur, "status.nominatedClusterNames");
+    if (json_is_null(nom) && json_array_size(had) > 0) {
+        json_t *clear = json_pack("{s:n}", "nominatedClusterNames");
+        int rc = clear ? wl_patch(x, cur, clear, 0) : -1;
+        json_decref(clear);
+        if (rc < 0)
+            return -1;
+    }
+    return wl_patch(x, cur, status, 1);
 }
 
 static int remove_remote(struct rc_ctx *x, struct held *h, int i)

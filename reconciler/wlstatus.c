@@ -230,3 +230,141 @@ int rc_earliest_true(json_t *const *wls, const int *eligible, size_t n, const ch
     }
     return -1;
 }
+
+/* Kueue's admissionManagedConditions, in its order. */
+static const char *const admission_conds[] = {
+    "QuotaReserved", "BlockedOnPreemptionGates", "Evicted",  "Admitted", "Preempted",
+    "Requeued",      "DeactivationTarget",       "Finished",
+};
+
+/* status members of Kueue's admission status patch */
+static const char *const admission_members[] = {
+    "admission",
+    "requeueState",
+    "resourceRequests",
+    "conditions",
+    "accumulatedPastExecutionTimeSeconds",
+    "schedulingStats",
+    "clusterName",
+    "nominatedClusterNames",
+    "unhealthyNodes",
+    "preemptionGates",
+    "admissionChecks",
+};
+
+static int is_admission_member(const char *key)
+{
+    for (size_t i = 0; i < sizeof(admission_members) / sizeof(admission_members[0]); i++)
+        if (strcmp(key, admission_members[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int rc_admission_patch(const json_t *patch)
+{
+    if (!json_is_object(patch))
+        return 0;
+    int names = json_object_get(patch, "clusterName") != NULL ||
+                json_object_get(patch, "nominatedClusterNames") != NULL;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)patch, key, v)
+    {
+        if (!is_admission_member(key))
+            return 0;
+    }
+    return names;
+}
+
+/* RFC 7386 merge of patch into target (modified in place). 0 or -1 (oom). */
+static int merge_patch(json_t *target, const json_t *patch)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)patch, key, v)
+    {
+        if (json_is_null(v)) {
+            json_object_del(target, key);
+            continue;
+        }
+        json_t *cur = json_object_get(target, key);
+        if (json_is_object(v) && json_is_object(cur)) {
+            if (merge_patch(cur, v) < 0)
+                return -1;
+            continue;
+        }
+        json_t *c = json_deep_copy(v);
+        if (!c || json_object_set_new(target, key, c) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int nonempty(const json_t *v)
+{
+    return v && !json_is_null(v) && !(json_is_array(v) && json_array_size(v) == 0);
+}
+
+/* out[key] = copy of in[key] when it is there and not an empty list */
+static int copy_member(json_t *out, const json_t *in, const char *key)
+{
+    json_t *v = json_object_get(in, key);
+    if (!nonempty(v))
+        return 0;
+    json_t *c = json_deep_copy(v);
+    return c && json_object_set_new(out, key, c) == 0 ? 0 : -1;
+}
+
+json_t *rc_admission_apply(const json_t *wl, const json_t *patch)
+{
+    json_t *cur = jx_get(wl, "status");
+    json_t *s = json_is_object(cur) ? json_deep_copy(cur) : json_object();
+    json_t *st = json_object();
+    json_t *conds = json_array();
+    const char *api = jx_str(wl, "apiVersion");
+    json_t *body = json_pack("{s:s,s:s,s:{s:s*,s:s*,s:s*,s:s*}}", "apiVersion",
+                             api ? api : "kueue.x-k8s.io/v1beta2", "kind", "Workload", "metadata",
+                             "name", jx_str(wl, "metadata.name"), "namespace",
+                             jx_str(wl, "metadata.namespace"), "uid", jx_str(wl, "metadata.uid"),
+                             "resourceVersion", jx_str(wl, "metadata.resourceVersion"));
+    if (!s || !st || !conds || !body || (json_is_object(patch) && merge_patch(s, patch) < 0))
+        goto fail;
+    int rc = copy_member(st, s, "admission");
+    json_t *rq = json_object_get(s, "requeueState");
+    if (json_is_object(rq) &&
+        (nonempty(json_object_get(rq, "count")) || nonempty(json_object_get(rq, "requeueAt"))))
+        rc |= copy_member(st, s, "requeueState");
+    if (!nonempty(json_object_get(s, "admission")))
+        rc |= copy_member(st, s, "resourceRequests");
+    for (size_t i = 0; i < sizeof(admission_conds) / sizeof(admission_conds[0]); i++) {
+        json_t *c = find_by(json_object_get(s, "conditions"), "type", admission_conds[i]);
+        if (c)
+            rc |= json_array_append_new(conds, json_deep_copy(c));
+    }
+    if (json_array_size(conds) > 0)
+        rc |= json_object_set(st, "conditions", conds);
+    rc |= copy_member(st, s, "accumulatedPastExecutionTimeSeconds");
+    json_t *stats = json_object_get(s, "schedulingStats");
+    if (json_is_object(stats)) {
+        json_t *o = json_object();
+        rc |= o ? copy_member(o, stats, "evictions") : -1;
+        rc |= json_object_set_new(st, "schedulingStats", o);
+    }
+    rc |= copy_member(st, s, "clusterName");
+    rc |= copy_member(st, s, "nominatedClusterNames");
+    rc |= copy_member(st, s, "unhealthyNodes");
+    rc |= copy_member(st, s, "preemptionGates");
+    rc |= copy_member(st, s, "admissionChecks");
+    if (rc != 0 || json_object_set(body, "status", st) < 0)
+        goto fail;
+    json_decref(s);
+    json_decref(st);
+    json_decref(conds);
+    return body;
+fail:
+    json_decref(s);
+    json_decref(st);
+    json_decref(conds);
+    json_decref(body);
+    return NULL;
+}

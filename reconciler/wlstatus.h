@@ -60,6 +60,33 @@ json_t *rc_wl_owner(const json_t *wl);
 int rc_earliest_true(json_t *const *wls, const int *eligible, size_t n, const char *type,
                      uint64_t tie);
 
+/* Kueue's field manager of a Workload's admission status (its
+ * constants.AdmissionName): Kueue's scheduler, its eviction and its
+ * MultiKueue controller all write that status by server-side apply with
+ * force under this name. */
+#define RC_ADMISSION_MANAGER "kueue-admission"
+
+/* 1 when the status merge patch writes status.clusterName or
+ * status.nominatedClusterNames and nothing outside the admission status
+ * (the members rc_admission_apply carries). Kueue clears those two on
+ * eviction by leaving them out of its apply, which removes only fields no
+ * other manager owns: they must be written under RC_ADMISSION_MANAGER. */
+int rc_admission_patch(const json_t *patch);
+
+/* The server-side apply body Kueue's workload.PatchAdmissionStatus sends
+ * for `wl` with the status merge patch (RFC 7386) applied: apiVersion, kind,
+ * name, namespace, uid and resourceVersion (a precondition, as Kueue's
+ * strict apply), and the admission status as Kueue's PrepareWorkloadPatch
+ * builds it: admission, requeueState (with count or requeueAt),
+ * resourceRequests (without an admission), its conditions (QuotaReserved,
+ * BlockedOnPreemptionGates, Evicted, Admitted, Preempted, Requeued,
+ * DeactivationTarget, Finished), accumulatedPastExecutionTimeSeconds,
+ * schedulingStats.evictions, clusterName, nominatedClusterNames,
+ * unhealthyNodes, preemptionGates and admissionChecks, empty lists left out.
+ * Every member the manager owns is sent again: an apply drops what it leaves
+ * out. New reference, NULL on oom. */
+json_t *rc_admission_apply(const json_t *wl, const json_t *patch);
+
 /* Milliseconds since the epoch of an RFC 3339 time, or -1. */
 long long rc_parse_time_ms(const char *s);
 

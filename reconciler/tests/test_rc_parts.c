@@ -172,6 +172,73 @@ static void test_conditions_keep_transition_time(void **state)
     free(big);
 }
 
+/* got equals the JSON text want, or the test fails showing both */
+static void tj_assert_eq(const json_t *got, const char *want)
+{
+    json_t *w = tj_parse(want);
+    if (!json_equal(got, w)) {
+        char *g = json_dumps(got, JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        fail_msg("got %s\nwant %s", g ? g : "(null)", want);
+    }
+    json_decref(w);
+}
+
+/* clusterName and nominatedClusterNames go in Kueue's admission-status
+ * apply: the whole admission status again, the patch applied over it. */
+static void test_admission_apply(void **state)
+{
+    (void)state;
+    json_t *p1 = tj_parse("{\"clusterName\":\"worker-1\",\"nominatedClusterNames\":null}");
+    json_t *p2 = tj_parse("{\"nominatedClusterNames\":[\"worker-1\"]}");
+    json_t *p3 = tj_parse("{\"admissionChecks\":[]}");
+    json_t *p4 = tj_parse("{\"clusterName\":null,\"metadata\":{}}");
+    assert_true(rc_admission_patch(p1));
+    assert_true(rc_admission_patch(p2));
+    assert_false(rc_admission_patch(p3)); /* no cluster names: a merge patch */
+    assert_false(rc_admission_patch(p4)); /* not only admission status */
+    json_t *wl = tj_parse(
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\","
+        "\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\",\"uid\":\"u1\","
+        "\"resourceVersion\":\"7\",\"labels\":{\"a\":\"b\"}},\"spec\":{\"queueName\":\"q\"},"
+        "\"status\":{\"admission\":{\"clusterQueue\":\"cq\"},"
+        "\"resourceRequests\":[{\"name\":\"main\"}],\"requeueState\":{},"
+        "\"reclaimablePods\":[{\"name\":\"main\",\"count\":1}],"
+        "\"conditions\":[{\"type\":\"PodsReady\",\"status\":\"False\"},"
+        "{\"type\":\"Admitted\",\"status\":\"True\"},"
+        "{\"type\":\"QuotaReserved\",\"status\":\"True\",\"reason\":\"QuotaReserved\"}],"
+        "\"nominatedClusterNames\":[\"worker-1\",\"worker-2\"],\"unhealthyNodes\":[],"
+        "\"schedulingStats\":{\"evictions\":[{\"reason\":\"x\",\"count\":1}]},"
+        "\"admissionChecks\":[{\"name\":\"mk\",\"state\":\"Pending\",\"retryCount\":1}]}}");
+    json_t *a = rc_admission_apply(wl, p1);
+    assert_non_null(a);
+    tj_assert_eq(a, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\","
+                    "\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\",\"uid\":\"u1\","
+                    "\"resourceVersion\":\"7\"},"
+                    "\"status\":{\"admission\":{\"clusterQueue\":\"cq\"},"
+                    "\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\","
+                    "\"reason\":\"QuotaReserved\"},{\"type\":\"Admitted\",\"status\":\"True\"}],"
+                    "\"schedulingStats\":{\"evictions\":[{\"reason\":\"x\",\"count\":1}]},"
+                    "\"clusterName\":\"worker-1\","
+                    "\"admissionChecks\":[{\"name\":\"mk\",\"state\":\"Pending\","
+                    "\"retryCount\":1}]}}");
+    json_decref(a);
+    /* without an admission the resource requests are part of it */
+    json_t *bare = tj_parse("{\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\"},"
+                            "\"status\":{\"resourceRequests\":[{\"name\":\"main\"}]}}");
+    a = rc_admission_apply(bare, p2);
+    tj_assert_eq(a, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\","
+                    "\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\"},"
+                    "\"status\":{\"resourceRequests\":[{\"name\":\"main\"}],"
+                    "\"nominatedClusterNames\":[\"worker-1\"]}}");
+    json_decref(a);
+    json_decref(bare);
+    json_decref(wl);
+    json_decref(p1);
+    json_decref(p2);
+    json_decref(p3);
+    json_decref(p4);
+}
+
 static void test_earliest_and_spec(void **state)
 {
     (void)state;
@@ -640,6 +707,7 @@ int main(void)
         cmocka_unit_test(test_incremental_rounds),
         cmocka_unit_test(test_external),
         cmocka_unit_test(test_conditions_keep_transition_time),
+        cmocka_unit_test(test_admission_apply),
         cmocka_unit_test(test_earliest_and_spec),
         cmocka_unit_test(test_job_status_patch),
         cmocka_unit_test(test_build_workload),
