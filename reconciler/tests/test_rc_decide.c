@@ -395,6 +395,25 @@ static void test_retry_is_not_rewritten(void **state)
     teardown_obs(&f);
 }
 
+/* The final status is read from the worker even when the cache does not
+ * show the remote job (issue 10 item 5). */
+static void test_final_sync_without_cached_job(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    set_cond(f.r[0].wl, "Finished", "True", "Failed", "BackoffLimitExceeded", T2);
+    decide(&f);
+    assert_string_equal(f.plan.step, "remote-finished");
+    const struct rc_act *s = rc_plan_find(&f.plan, RC_ACT_SYNC_JOB_STATUS);
+    assert_non_null(s);
+    assert_int_equal(s->value, 1);
+    assert_true(index_of(&f.plan, RC_ACT_SYNC_JOB_STATUS, 0) <
+                index_of(&f.plan, RC_ACT_WL_STATUS, 0));
+    teardown_obs(&f);
+}
+
 /* A finished copy that also differs finishes the Workload (issue 10 item 4),
  * and the final status is read from the worker even when the cache does
  * not show the remote job (item 5). */
@@ -877,6 +896,7 @@ int main(void)
         cmocka_unit_test(test_unreadable_group_changes_nothing),
         cmocka_unit_test(test_retry_is_not_rewritten),
         cmocka_unit_test(test_finished_before_drift_and_read_fresh),
+        cmocka_unit_test(test_final_sync_without_cached_job),
         cmocka_unit_test(test_remote_gone_and_no_cluster),
         cmocka_unit_test(test_remote_finished),
         cmocka_unit_test(test_out_of_sync_and_stale_copies),
