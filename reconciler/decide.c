@@ -280,7 +280,7 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
     if (strcmp(state, "Ready") != 0 && strcmp(state, "Retry") != 0 &&
         strcmp(state, "Rejected") != 0) {
         char msg[512];
-        snprintf(msg, sizeof(msg), "The workload was admitted on \"%s\"", win->cluster);
+        snprintf(msg, sizeof(msg), "The workload got reservation on \"%s\"", win->cluster);
         json_t *patch = check_patch(o, "Ready", msg, 0);
         if (patch && o->mode == RC_MODE_STANDALONE) {
             /* Admitted = reserved and every check Ready */

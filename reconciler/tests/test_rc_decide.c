@@ -212,13 +212,13 @@ static void test_first_admitted_wins_and_order_is_safe(void **state)
     doc = patched(&f.plan.acts[ready]);
     json_t *c = rc_check_find(doc, "mk");
     assert_string_equal(jx_str(c, "state"), "Ready");
-    assert_string_equal(jx_str(c, "message"), "The workload was admitted on \"worker-2\"");
+    assert_string_equal(jx_str(c, "message"), "The workload got reservation on \"worker-2\"");
     assert_string_equal(jx_str(c, "lastTransitionTime"), NOW);
     assert_true(rc_cond_true(doc, "Admitted")); /* standalone: we are Kueue */
     json_decref(doc);
     const struct rc_act *ev = rc_plan_find(&f.plan, RC_ACT_EVENT);
     assert_string_equal(ev->reason, "MultiKueue");
-    assert_string_equal(ev->message, "The workload was admitted on \"worker-2\"");
+    assert_string_equal(ev->message, "The workload got reservation on \"worker-2\"");
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_COUNT_ADMITTED)->cluster, 1);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_LOCAL_SUSPEND), 0); /* not suspended */
     teardown_obs(&f);
