@@ -263,6 +263,13 @@ static json_t *remote_job(struct rc_ctx *x, struct mkcs_conn *c, int ki, const c
     return job;
 }
 
+void rc_lost_forget(struct rc_ctx *x, const char *cluster)
+{
+    pthread_mutex_lock(&x->mu);
+    free(x->lost ? smap_del(x->lost, cluster) : NULL);
+    pthread_mutex_unlock(&x->mu);
+}
+
 /* Fills *r for a cluster: its connection (h->conns[n]), availability, how
  * long it has been lost, and its copies of the Workload and job. */
 static void observe_remote(struct rc_ctx *x, struct held *h, size_t n, const char *cluster,
