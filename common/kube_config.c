@@ -645,8 +645,8 @@ static int dup_to(struct pctx *pc, char **dst, const char *s)
 
 /* Refusals carry Kueue's words (its validateKubeconfig), name = the
  * kubeconfig's name of the cluster. */
-static int parse_cluster(struct pctx *pc, const struct ynode *c, const char *path,
-                         const char *name, struct kcfg *cfg)
+static int parse_cluster(struct pctx *pc, const struct ynode *c, const char *path, const char *name,
+                         struct kcfg *cfg)
 {
     const char *s;
     int b, rc;

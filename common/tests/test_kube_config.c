@@ -512,7 +512,8 @@ static void test_trusted_file_paths(void **state)
 
     /* the same file, untrusted */
     assert_true(kcfg_load_file(path, NULL, KCFG_UNTRUSTED, &cfg, err, sizeof(err)) < 0);
-    assert_non_null(strstr(err, "clusters[0].cluster.certificate-authority: certificate-authority file paths"));
+    assert_non_null(
+        strstr(err, "clusters[0].cluster.certificate-authority: certificate-authority file paths"));
 
     /* parse with an explicit base, then a missing file */
     assert_int_equal(parse(y, NULL, KCFG_TRUSTED, dir, &cfg, err, sizeof(err)), 0);

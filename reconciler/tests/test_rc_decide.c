@@ -352,7 +352,8 @@ static void test_missing_cluster_waits_like_a_lost_one(void **state)
     decide(&f);
     assert_string_equal(f.plan.step, "remote-gone");
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_REMOVE_REMOTE)->cluster, 0);
-    assert_true(index_of(&f.plan, RC_ACT_REMOVE_REMOTE, 0) < index_of(&f.plan, RC_ACT_WL_STATUS, 0));
+    assert_true(index_of(&f.plan, RC_ACT_REMOVE_REMOTE, 0) <
+                index_of(&f.plan, RC_ACT_WL_STATUS, 0));
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_JOB), 0);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_SYNC_JOB_STATUS), 0);
     teardown_obs(&f);
