@@ -166,7 +166,7 @@ install_crds() {
         kc "$c" apply --server-side -f "$BED/manifests/kueue/crds/" >/dev/null
     fi
     kc "$c" apply --server-side -f "$BED/manifests/jobs/" >/dev/null
-    wait_for "CRDs of $c" 60 kc "$c" wait --for=condition=Established --timeout=5s crd --all
+    wait_for "CRDs of $c" 60 kc "$c" wait --for=condition=Established --timeout=30s crd --all
     # the Kubeflow trainer's runtime that TrainJobs refer to
     kc "$c" apply --server-side -f "$BED/manifests/runtimes/" >/dev/null
 }

@@ -40,7 +40,7 @@ remote_uid() { jp "$1" -n "$NS" job "$2" -o jsonpath='{.metadata.uid}'; }
 
 # start_jobs: the three jobs, each Ready on some worker; records where (AT)
 # and the UIDs of their remote jobs (UID).
-declare -A AT UID_OF
+declare -gA AT UID_OF
 start_jobs() {
     local j
     for j in "${JOBS[@]}"; do rc_job "$NS" "$j"; done
