@@ -663,7 +663,10 @@ static int dup_to(struct pctx *pc, char **dst, const char *s)
     return 0;
 }
 
-static int parse_cluster(struct pctx *pc, const struct ynode *c, const char *path, struct kcfg *cfg)
+/* Refusals carry Kueue's words (its validateKubeconfig), name = the
+ * kubeconfig's name of the cluster. */
+static int parse_cluster(struct pctx *pc, const struct ynode *c, const char *path, const char *name,
+                         struct kcfg *cfg)
 {
     const char *s;
     int b, rc;
@@ -671,7 +674,7 @@ static int parse_cluster(struct pctx *pc, const struct ynode *c, const char *pat
     if ((rc = get_str(pc, c, path, "server", &s)))
         return rc;
     if (!s)
-        return refuse(pc, path, "server", "server URL is required");
+        return refuse(pc, path, "server", "server URL is required for cluster %s", name);
     if ((rc = check_server(pc, path, s)) || (rc = dup_to(pc, &cfg->server, s)))
         return rc;
     memcpy(cfg->server, "https://", 8); /* the scheme in lower case, for simple prefix checks */
@@ -682,7 +685,7 @@ static int parse_cluster(struct pctx *pc, const struct ynode *c, const char *pat
         return rc;
     if (b)
         return refuse(pc, path, "insecure-skip-tls-verify",
-                      "insecure TLS verification is not allowed");
+                      "insecure TLS verification is not allowed for cluster %s", name);
     if ((rc = get_str(pc, c, path, "proxy-url", &s)))
         return rc;
     if (s)
@@ -698,6 +701,13 @@ static int parse_cluster(struct pctx *pc, const struct ynode *c, const char *pat
         if ((rc = dup_to(pc, &cfg->tls_server_name, s)))
             return rc;
     }
+    if ((rc = get_str(pc, c, path, "certificate-authority", &s)))
+        return rc;
+    if (s && !(pc->flags & KCFG_TRUSTED))
+        return refuse(pc, path, "certificate-authority",
+                      "certificate-authority file paths are not allowed, use "
+                      "certificate-authority-data for cluster %s",
+                      name);
     return get_pem(pc, c, path, "certificate-authority", 0, &cfg->ca_pem, &cfg->ca_len);
 }
 
@@ -739,7 +749,7 @@ static int parse_user(struct pctx *pc, const struct ynode *u, const char *path, 
         return rc;
     if (s) {
         if (!(pc->flags & KCFG_TRUSTED))
-            return refuse(pc, path, "tokenFile", "token files are not allowed");
+            return refuse(pc, path, "tokenFile", "tokenFile is not allowed"); /* Kueue's words */
         if (!(cfg->token_file = fio_join(pc->base, s)))
             return errf(pc->err, pc->errlen, -ENOMEM, "out of memory");
         if ((rc = token_refresh(cfg)))
@@ -798,7 +808,7 @@ int kcfg_parse(const char *yaml, size_t len, const char *context, int flags, con
         goto out;
     }
     if ((rc = find_named(&pc, root, "clusters", "cluster", s, &cluster, cpath, sizeof(cpath))) ||
-        (rc = parse_cluster(&pc, cluster, cpath, cfg)))
+        (rc = parse_cluster(&pc, cluster, cpath, s, cfg)))
         goto out;
 
     /* no user: anonymous access, which is legitimate */

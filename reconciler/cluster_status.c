@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dispatch.h"
 #include "jsonx.h"
 #include "log.h"
 #include "probe.h"
@@ -29,6 +30,8 @@ int rc_reconcile_cluster(struct rc_ctx *x, const char *name)
         snprintf(s.message, sizeof(s.message), "worker unreachable: %.400s", perr);
     }
     mt_set(x->metrics.connected, v, s.connected ? 1 : 0);
+    if (s.connected)
+        rc_lost_forget(x, name); /* a later loss is timed from its own start */
     const char *status = s.connected ? "True" : "False";
     const char *reason =
         s.reason[0] ? s.reason : (s.connected ? "Active" : "ClientConnectionFailed");

@@ -55,6 +55,11 @@ struct rc_ctx {
      * (dispatch.c, under mu). In memory only: a restart allows one more
      * re-create, never a loop. */
     struct smap *drift;
+    /* per cluster name, long long * ms (monotonic): when an observation
+     * first saw it unavailable (no connection, unreachable, or no
+     * MultiKueueCluster), forgotten once it is available (dispatch.c,
+     * under mu). The worker-lost timeout runs from there. */
+    struct smap *lost;
 };
 
 /* Index of a kind among the enabled ones, -1 when not enabled. */

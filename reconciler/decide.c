@@ -138,24 +138,17 @@ static void set_conds(json_t *patch, json_t *conds)
 
 json_t *rc_retry_patch(const struct rc_obs *o, const char *msg)
 {
-    char *m = rc_msg_previously(msg, check_state(o));
-    if (!m)
-        return NULL;
     json_t *patch = NULL;
     if (o->mode == RC_MODE_WITH_KUEUE) {
         /* Kueue evicts on Retry, releases quota and resets the check */
-        patch = check_patch(o, "Retry", m, 0);
-        free(m);
-        return patch;
+        return check_patch(o, "Retry", msg, 0);
     }
     /* standalone: we are Kueue, so the eviction happens in the same write */
     char evict[2048];
     snprintf(evict, sizeof(evict), "Evicted due to AdmissionCheck in Retry state: \"%s\" (%s)",
-             o->check, m);
-    char *reset = rc_msg_previously("Reset to Pending after eviction", "Retry");
-    patch = reset ? check_patch(o, "Pending", reset, 1) : NULL;
-    free(reset);
-    free(m);
+             o->check, msg);
+    /* Kueue's resetChecksOnEviction: the state unquoted */
+    patch = check_patch(o, "Pending", "Reset to Pending after eviction. Previously: Retry", 1);
     if (!patch)
         return NULL;
     json_t *c0 = jx_get(o->wl, "status.conditions");
@@ -179,19 +172,16 @@ json_t *rc_retry_patch(const struct rc_obs *o, const char *msg)
     return patch;
 }
 
+/* The check's message is msg as Kueue writes it (updateACS adds nothing). */
 static void retry(const struct rc_obs *o, struct rc_plan *p, const char *msg, const char *etype)
 {
     add_status(p, rc_retry_patch(o, msg));
-    char *m = rc_msg_previously(msg, check_state(o));
-    if (m)
-        add_event(p, etype, "MultiKueue", m);
-    free(m);
+    add_event(p, etype, "MultiKueue", msg);
 }
 
-static void reject(const struct rc_obs *o, struct rc_plan *p, const char *msg)
+static void reject(const struct rc_obs *o, struct rc_plan *p, const char *m)
 {
-    char *m = rc_msg_previously(msg, check_state(o));
-    json_t *patch = m ? check_patch(o, "Rejected", m, 0) : NULL;
+    json_t *patch = check_patch(o, "Rejected", m, 0);
     if (patch && o->mode == RC_MODE_STANDALONE) {
         /* Kueue deactivates a Workload whose check is Rejected: no quota */
         char why[2048];
@@ -213,7 +203,6 @@ static void reject(const struct rc_obs *o, struct rc_plan *p, const char *msg)
         add_event(p, "Warning", "AdmissionCheckRejected", why);
     }
     add_status(p, patch);
-    free(m);
 }
 
 static int index_of(const struct rc_obs *o, const char *cluster)
@@ -294,7 +283,7 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
     if (strcmp(state, "Ready") != 0 && strcmp(state, "Retry") != 0 &&
         strcmp(state, "Rejected") != 0) {
         char msg[512];
-        snprintf(msg, sizeof(msg), "The workload was admitted on \"%s\"", win->cluster);
+        snprintf(msg, sizeof(msg), "The workload got reservation on \"%s\"", win->cluster);
         json_t *patch = check_patch(o, "Ready", msg, 0);
         if (patch && o->mode == RC_MODE_STANDALONE) {
             /* Admitted = reserved and every check Ready */
@@ -419,9 +408,12 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         snprintf(p->step, sizeof(p->step), "not-managed");
         char msg[512];
         const char *v = mk_managed_by(o->kind, o->job);
+        /* Kueue's adapters name spec.managedBy for every kind but MPIJob,
+         * the Kubeflow v1 kinds included (their field is under runPolicy) */
+        const char *path =
+            strcmp(o->kind->kind, "MPIJob") == 0 ? "spec.runPolicy.managedBy" : "spec.managedBy";
         snprintf(msg, sizeof(msg),
-                 "The owner is not managed by Kueue: Expecting %s to be \"%s\" not \"%s\"",
-                 o->kind->managed_by_path ? o->kind->managed_by_path : "spec.managedBy",
+                 "The owner is not managed by Kueue: Expecting %s to be \"%s\" not \"%s\"", path,
                  MK_MANAGED_BY, v ? v : "");
         reject(o, p, msg);
         return;
@@ -438,47 +430,26 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         cleanup(o, p, rc_wl_finished(wl));
         return;
     }
-    /* 8 (first, so drifted copies are not considered below): spec drift,
-     * compared as Kueue compares (specdiff.h). A copy that differs is
-     * removed once and re-created by step 12; when the re-created copy
-     * (another UID) still differs, that is reported and the copy kept:
-     * never a delete/re-create loop against a worker whose schema prunes
-     * or defaults differently. */
-    int drifted[RC_MAX_CLUSTERS * 2] = {0};
-    for (size_t i = 0; i < o->nremotes && i < RC_MAX_CLUSTERS * 2; i++) {
-        const struct rc_remote *r = &o->remotes[i];
-        int prio_only;
-        char path[RC_SPEC_PATH_MAX];
-        if (!r->available || !r->wl)
-            continue;
-        if (rc_spec_equal(jx_get(wl, "spec"), jx_get(r->wl, "spec"), &prio_only, path,
-                          sizeof(path)) ||
-            prio_only) {
-            if (prio_only)
-                add(p, RC_ACT_REMOTE_PRIORITY, (int)i);
-            if (r->drift_uid)
-                drift_mark(p, (int)i, 0, NULL); /* the copy matches now */
-            continue;
-        }
-        const char *uid = jx_str(r->wl, "metadata.uid");
-        if (!r->drift_uid) {
-            add(p, RC_ACT_REMOVE_REMOTE, (int)i);
-            drift_mark(p, (int)i, 1, path); /* after the removal: only a done one counts */
-            drifted[i] = 1;
-        } else if (strcmp(r->drift_uid, uid ? uid : "") == 0) {
-            drifted[i] = 1; /* removed already; the cache still shows it */
-        } else if (rep->cluster < 0) {
-            rep->cluster = (int)i;
-            snprintf(rep->path, sizeof(rep->path), "%s", path);
-        }
+    /* Kueue changes nothing when it cannot read the group: a missing
+     * MultiKueueConfig is never a reason to evict (design.md invariant 14) */
+    if (o->group_unknown) {
+        snprintf(p->step, sizeof(p->step), "group-unknown");
+        requeue(p, o->resync_ms);
+        return;
     }
     /* Once a cluster is recorded, only its copy speaks for the Workload: a
-     * stale copy on a worker that came back must not finish or evict it. */
+     * stale copy on a worker that came back must not finish or evict it;
+     * nor does a copy already removed once for drift (same UID). */
     const char *cn = jx_str(wl, "status.clusterName");
     int only[RC_MAX_CLUSTERS * 2];
-    for (size_t i = 0; i < o->nremotes && i < RC_MAX_CLUSTERS * 2; i++)
-        only[i] = drifted[i] || (cn && strcmp(o->remotes[i].cluster, cn) != 0);
-    /* 6: a remote finished */
+    for (size_t i = 0; i < o->nremotes && i < RC_MAX_CLUSTERS * 2; i++) {
+        const struct rc_remote *rr = &o->remotes[i];
+        const char *uid = jx_str(rr->wl, "metadata.uid");
+        only[i] = (cn && strcmp(rr->cluster, cn) != 0) ||
+                  (rr->drift_uid && uid && strcmp(rr->drift_uid, uid) == 0);
+    }
+    /* 6: a remote finished (before drift, as in Kueue: a finished copy
+     * that also differs finishes the Workload) */
     int r = earliest(o, "Finished", only);
     if (r >= 0) {
         json_t *c = rc_cond_find(o->remotes[r].wl, "Finished");
@@ -497,8 +468,8 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         }
         snprintf(p->step, sizeof(p->step), "remote-finished");
         /* the final sync reads the job from the worker, not the cache: its
-         * watch may lag behind the Workload's */
-        struct rc_act *fin = o->remotes[r].job ? add(p, RC_ACT_SYNC_JOB_STATUS, r) : NULL;
+         * watch may lag behind the Workload's, or not show the job at all */
+        struct rc_act *fin = add(p, RC_ACT_SYNC_JOB_STATUS, r);
         if (fin)
             fin->value = 1;
         json_t *conds = rc_conds_with(jx_get(wl, "status.conditions"), "Finished", "True",
@@ -518,20 +489,53 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         if (strcmp(state, "Ready") == 0) {
             snprintf(p->step, sizeof(p->step), "remote-evicted");
             char m[512];
-            const char *cn = jx_str(wl, "status.clusterName");
             snprintf(m, sizeof(m),
-                     "Workload evicted on worker cluster: \"%s\", resetting for re-admission",
-                     cn ? cn : o->remotes[r].cluster);
+                     "Workload evicted on worker cluster: \"%s\", resetting for re-admission. "
+                     "Previously: \"%s\"",
+                     cn ? cn : o->remotes[r].cluster, state);
             retry(o, p, m, "Normal");
             return;
+        }
+    }
+    /* 8: spec drift, compared as Kueue compares (specdiff.h). A copy that
+     * differs is removed once and re-created by step 12; when the
+     * re-created copy (another UID) still differs, that is reported and the
+     * copy kept: never a delete/re-create loop against a worker whose
+     * schema prunes or defaults differently. */
+    int drifted[RC_MAX_CLUSTERS * 2] = {0};
+    for (size_t i = 0; i < o->nremotes && i < RC_MAX_CLUSTERS * 2; i++) {
+        const struct rc_remote *rr = &o->remotes[i];
+        int prio_only;
+        char path[RC_SPEC_PATH_MAX];
+        if (!rr->available || !rr->wl || !rr->in_config)
+            continue; /* a copy off the config goes below, drift or not */
+        if (rc_spec_equal(jx_get(wl, "spec"), jx_get(rr->wl, "spec"), &prio_only, path,
+                          sizeof(path)) ||
+            prio_only) {
+            if (prio_only)
+                add(p, RC_ACT_REMOTE_PRIORITY, (int)i);
+            if (rr->drift_uid)
+                drift_mark(p, (int)i, 0, NULL); /* the copy matches now */
+            continue;
+        }
+        const char *uid = jx_str(rr->wl, "metadata.uid");
+        if (!rr->drift_uid) {
+            add(p, RC_ACT_REMOVE_REMOTE, (int)i);
+            drift_mark(p, (int)i, 1, path); /* after the removal: only a done one counts */
+            drifted[i] = 1;
+        } else if (strcmp(rr->drift_uid, uid ? uid : "") == 0) {
+            drifted[i] = 1; /* removed already; the cache still shows it */
+        } else if (rep->cluster < 0) {
+            rep->cluster = (int)i;
+            snprintf(rep->path, sizeof(rep->path), "%s", path);
         }
     }
     /* 9: the winner */
     int w = -1;
     if (cn) {
         int i = index_of(o, cn);
-        if (i >= 0 && o->remotes[i].available && !drifted[i] && o->remotes[i].wl &&
-            rc_wl_admitted(o->remotes[i].wl))
+        if (i >= 0 && o->remotes[i].available && o->remotes[i].in_config && !drifted[i] &&
+            o->remotes[i].wl && rc_wl_admitted(o->remotes[i].wl))
             w = i;
     } else {
         w = earliest(o, "Admitted", drifted);
@@ -540,7 +544,10 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         winner_branch(o, p, w, state, drifted);
         return;
     }
-    if (cn || strcmp(state, "Ready") == 0) {
+    /* 10: the reservation is not visible. As in Kueue only for a Ready
+     * check (a Retry is Kueue's to act on), and for mkueue's own Pending
+     * with a recorded cluster (written just before the remote job). */
+    if (strcmp(state, "Ready") == 0 || (cn && strcmp(state, "Pending") == 0)) {
         if (!cn) {
             snprintf(p->step, sizeof(p->step), "ready-without-cluster");
             retry(o, p,
@@ -550,19 +557,32 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
             return;
         }
         int i = index_of(o, cn);
-        if (i < 0 || !o->remotes[i].available) {
-            long long lost = i < 0 ? -1 : o->remotes[i].lost_ms;
-            if (lost >= 0 && lost < o->worker_lost_timeout_ms) {
+        if (i >= 0 && !o->remotes[i].available) {
+            /* unreachable or unknown for now: likely still running there.
+             * Only the worker-lost timeout, from the first observed loss,
+             * lets it go elsewhere. */
+            long long lost = o->remotes[i].lost_ms;
+            if (lost < o->worker_lost_timeout_ms) {
                 snprintf(p->step, sizeof(p->step), "worker-lost-waiting");
-                requeue(p, (long)(o->worker_lost_timeout_ms - lost));
+                requeue(p, (long)(o->worker_lost_timeout_ms - (lost > 0 ? lost : 0)));
                 return;
             }
             snprintf(p->step, sizeof(p->step), "worker-lost");
-            retry(o, p, "Admitting remote lost", "Normal");
+            retry(o, p, "Reserving remote lost", "Normal");
             return;
         }
+        if (i < 0) { /* not observed at all (more clusters than RC_MAX_CLUSTERS * 2) */
+            snprintf(p->step, sizeof(p->step), "worker-lost");
+            retry(o, p, "Reserving remote lost", "Normal");
+            return;
+        }
+        /* reachable, and no admitted copy there (or it left the config):
+         * what is left of the old copy goes first, so a new copy is only
+         * made once the old one is known gone */
         snprintf(p->step, sizeof(p->step), "remote-gone");
-        retry(o, p, "Admitting remote no longer exists", "Normal");
+        if (has_objects(&o->remotes[i]) && !drifted[i])
+            add(p, RC_ACT_REMOVE_REMOTE, i);
+        retry(o, p, "Reserving remote no longer exists or is not admitted", "Normal");
         return;
     }
     /* 11: nominate only while Pending with no cluster */

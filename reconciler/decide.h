@@ -26,9 +26,9 @@
 
 struct rc_remote {
     const char *cluster;
-    int in_config;     /* listed in the MultiKueueConfig */
-    int available;     /* a connected client exists */
-    long long lost_ms; /* unavailable: how long (monotonic); < 0 = unknown cluster */
+    int in_config;     /* listed in the MultiKueueConfig (0: only status.clusterName names it) */
+    int available;     /* a connected, reachable client exists */
+    long long lost_ms; /* unavailable: since the loss was first seen (monotonic), 0 = just now */
     json_t *wl;        /* remote Workload with our origin (borrowed) or NULL */
     json_t *job;       /* remote job with our origin (borrowed) or NULL */
     /* The UID of this cluster's copy that was removed once because its spec
@@ -47,8 +47,11 @@ struct rc_obs {
     int job_gone;               /* the owner job is confirmed deleted */
     int managed;                /* the job is ours (managedBy, or queue fallback) */
     int managed_by_honoured;    /* the manager's schema has the kind's managedBy */
-    struct rc_remote *remotes;  /* every cluster with a client or a config entry */
+    struct rc_remote *remotes;  /* the config's clusters, and status.clusterName's */
     size_t nremotes;
+    /* The check's MultiKueueConfig (or the check's parameters) could not be
+     * read: the group is unknown and, as in Kueue, nothing is decided on it. */
+    int group_unknown;
     json_t *nominated;          /* the dispatcher's choice (borrowed; NULL = none) */
     int dispatcher_writes;      /* AllAtOnce/Incremental write nominatedClusterNames */
     long dispatcher_requeue_ms; /* -1 = none */

@@ -154,6 +154,36 @@ void rc_note_remote_event(struct rc_ctx *x, const char *key)
 
 /* ---- observation ------------------------------------------------------------ */
 
+/* How long (ms) the cluster has been unavailable, from the first time any
+ * observation saw it so (ctx.h: x->lost), or from an earlier moment the
+ * connection or the probe knows of. 0 when available (and forgotten). A
+ * MultiKueueCluster deleted and re-created keeps its first loss: the new
+ * connection does not restart the timer. */
+static long long lost_for(struct rc_ctx *x, const char *cluster, int available, long long since,
+                          long long now)
+{
+    long long first = now;
+    pthread_mutex_lock(&x->mu);
+    if (available) {
+        free(x->lost ? smap_del(x->lost, cluster) : NULL);
+    } else if (x->lost) {
+        long long *t = smap_get(x->lost, cluster);
+        if (t) {
+            first = *t;
+        } else if ((t = malloc(sizeof(*t)))) {
+            *t = now;
+            if (smap_put(x->lost, cluster, t, NULL) < 0)
+                free(t);
+        }
+    }
+    pthread_mutex_unlock(&x->mu);
+    if (available)
+        return 0;
+    if (since > 0 && since < first)
+        first = since;
+    return now > first ? now - first : 0;
+}
+
 struct held {
     struct rc_obs obs;
     struct rc_remote remotes[RC_MAX_CLUSTERS * 2];
@@ -234,6 +264,47 @@ static json_t *remote_job(struct rc_ctx *x, struct mkcs_conn *c, int ki, const c
     return job;
 }
 
+void rc_lost_forget(struct rc_ctx *x, const char *cluster)
+{
+    pthread_mutex_lock(&x->mu);
+    free(x->lost ? smap_del(x->lost, cluster) : NULL);
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* Fills *r for a cluster: its connection (h->conns[n]), availability, how
+ * long it has been lost, and its copies of the Workload and job. */
+static void observe_remote(struct rc_ctx *x, struct held *h, size_t n, const char *cluster,
+                           int in_config, const char *key, const char *jname, long long now)
+{
+    struct rc_remote *r = &h->remotes[n];
+    const char *ns = jx_str(h->obs.wl, "metadata.namespace");
+    const char *wname = jx_str(h->obs.wl, "metadata.name");
+    r->cluster = cluster;
+    r->in_config = in_config;
+    struct mkcs_state stt;
+    int known = mkcs_state(x->clusters, cluster, &stt) == 0 && stt.known;
+    struct mkcs_conn *c = mkcs_get(x->clusters, cluster);
+    h->conns[n] = c;
+    r->available = c && mkcs_conn_connected(c);
+    long long unreachable = rc_probe_unreachable_since(x->probe, cluster, NULL, 0);
+    long long since = 0;
+    if (r->available && unreachable) {
+        r->available = 0; /* connected watches, but the server does not answer */
+        since = unreachable;
+    } else if (!r->available && known && stt.disconnected_since_ms > 0) {
+        since = stt.disconnected_since_ms;
+        if (unreachable && unreachable < since)
+            since = unreachable;
+    }
+    /* no MultiKueueCluster at all counts the same: lost since first seen */
+    r->lost_ms = lost_for(x, cluster, r->available, since, now);
+    r->drift_uid = json_string_value(json_object_get(h->drift, cluster));
+    if (c) {
+        r->wl = rc_cache_get(mkcs_conn_cache(c, RC_WATCH_WORKLOADS), key);
+        r->job = remote_job(x, c, h->kind_index, ns, jname, wname);
+    }
+}
+
 static int observe(struct rc_ctx *x, const char *key, struct held *h)
 {
     struct rc_obs *o = &h->obs;
@@ -278,49 +349,32 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
 
     char why[300];
     h->clusters = rc_check_clusters(x, o->check, why, sizeof(why));
+    if (!h->clusters) {
+        o->group_unknown = 1; /* nothing is decided on what cannot be read */
+        LOG_D(LG, "group not readable", "workload", key, "reason", why);
+        return 0;
+    }
     h->drift = drift_marks(x, key, jx_str(wl, "metadata.uid"));
-    const char *ns = jx_str(wl, "metadata.namespace");
-    const char *wname = jx_str(wl, "metadata.name");
     const char *jname = jx_str(owner, "name");
     long long now = clk_now_ms();
     int connected[RC_MAX_CLUSTERS] = {0};
     size_t i;
     json_t *cv;
+    const char *cn = jx_str(wl, "status.clusterName");
+    int cn_seen = 0;
     json_array_foreach(h->clusters, i, cv)
     {
         if (i >= RC_MAX_CLUSTERS)
             break;
-        struct rc_remote *r = &h->remotes[o->nremotes];
-        r->cluster = json_string_value(cv);
-        r->in_config = 1;
-        struct mkcs_state stt;
-        int known = mkcs_state(x->clusters, r->cluster, &stt) == 0 && stt.known;
-        struct mkcs_conn *c = mkcs_get(x->clusters, r->cluster);
-        h->conns[o->nremotes] = c;
-        r->available = c && mkcs_conn_connected(c);
-        connected[i] = r->available;
-        long long unreachable = rc_probe_unreachable_since(x->probe, r->cluster, NULL, 0);
-        if (r->available && unreachable) {
-            r->available = 0; /* connected watches, but the server does not answer */
-            connected[i] = 0;
-            r->lost_ms = now - unreachable;
-        } else if (r->available) {
-            r->lost_ms = 0;
-        } else if (known && stt.disconnected_since_ms > 0) {
-            long long since = stt.disconnected_since_ms;
-            if (unreachable && unreachable < since)
-                since = unreachable;
-            r->lost_ms = now - since;
-        } else {
-            json_t *mkc = kcache_get(x->mkclusters, r->cluster);
-            r->lost_ms = mkc ? 0 : -1; /* no MultiKueueCluster at all: lost for good */
-            json_decref(mkc);
-        }
-        r->drift_uid = json_string_value(json_object_get(h->drift, r->cluster));
-        if (c) {
-            r->wl = rc_cache_get(mkcs_conn_cache(c, RC_WATCH_WORKLOADS), key);
-            r->job = remote_job(x, c, h->kind_index, ns, jname, wname);
-        }
+        observe_remote(x, h, o->nremotes, json_string_value(cv), 1, key, jname, now);
+        connected[i] = h->remotes[o->nremotes].available;
+        cn_seen = cn_seen || (cn && strcmp(cn, h->remotes[o->nremotes].cluster) == 0);
+        o->nremotes++;
+    }
+    /* the recorded cluster left the config: its copy is still watched, so
+     * it can be removed before anything is made elsewhere */
+    if (cn && !cn_seen && o->nremotes < RC_MAX_CLUSTERS * 2) {
+        observe_remote(x, h, o->nremotes, cn, 0, key, jname, now);
         o->nremotes++;
     }
 
@@ -526,20 +580,38 @@ static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *
 {
     struct rc_remote *r = &h->remotes[i];
     *deferred = 0;
-    if (!r->job || !h->obs.job || !h->obs.kind)
+    if ((!r->job && !fresh) || !h->obs.job || !h->obs.kind)
         return 0;
     json_t *remote = json_incref(r->job);
     if (fresh) {
+        /* the remote job has the local job's name; the cache may not show it */
+        const char *ns = jx_str(h->obs.job, "metadata.namespace");
+        const char *name = jx_str(h->obs.job, "metadata.name");
+        struct kc_client *c = mkcs_conn_client(h->conns[i]);
         struct kc_resource res = mk_kind_resource(h->obs.kind);
         struct kc_status st;
         json_t *live = NULL;
-        if (kc_get(mkcs_conn_client(h->conns[i]), &res, jx_str(r->job, "metadata.namespace"),
-                   jx_str(r->job, "metadata.name"), &live, &st) < 0) {
-            json_decref(remote);
-            remote_failed(x, r->cluster, "get job", jx_str(r->job, "metadata.name"), &st);
+        json_decref(remote);
+        remote = NULL;
+        if (!c)
+            return -1;
+        if (kc_get(c, &res, ns, name, &live, &st) < 0) {
+            if (kc_is_not_found(&st)) {
+                LOG_W(LG, "remote job gone before its final status was copied", "cluster",
+                      r->cluster, "job", name);
+                return 0;
+            }
+            remote_failed(x, r->cluster, "get job", name, &st);
             return -1;
         }
-        json_decref(remote);
+        const char *pb = jx_str(live, "metadata.annotations[" MK_PREBUILT "]");
+        if (!pb)
+            pb = jx_str(live, "metadata.labels[" MK_PREBUILT "]");
+        const char *wname = jx_str(h->obs.wl, "metadata.name");
+        if (!origin_matches(x, live) || !pb || !wname || strcmp(pb, wname) != 0) {
+            json_decref(live); /* not our copy of this Workload's job */
+            return 0;
+        }
         remote = live;
     }
     json_t *patch =

@@ -24,6 +24,10 @@ json_t *rc_remote_workload(const json_t *wl, const char *origin);
 void rc_remember_deleted(struct rc_ctx *x, const char *key, const json_t *obj);
 void rc_forget_deleted(struct rc_ctx *x, const char *key);
 
+/* Forgets when the cluster was first seen unavailable (ctx.h: x->lost):
+ * it is connected and reachable again, so a later loss counts from then. */
+void rc_lost_forget(struct rc_ctx *x, const char *cluster);
+
 /* Notes when a remote job event arrived, for the status sync lag metric. */
 void rc_note_remote_event(struct rc_ctx *x, const char *key);
 

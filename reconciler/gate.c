@@ -89,7 +89,7 @@ json_t *rc_reserve_patch(const json_t *wl, const char *cq, const json_t *cqo,
     snprintf(msg, sizeof(msg), "Quota reserved in ClusterQueue %s", cq);
     json_t *c1 = rc_conds_with(jx_get(wl, "status.conditions"), "QuotaReserved", "True",
                                "QuotaReserved", msg, now);
-    json_t *c2 = c1 ? rc_conds_with(c1, "Admitted", "False", "UnsatisfiedAdmissionChecks",
+    json_t *c2 = c1 ? rc_conds_with(c1, "Admitted", "False", "UnsatisfiedChecks",
                                     "The workload has not all checks ready", now)
                     : NULL;
     json_decref(c1);

@@ -36,6 +36,12 @@ json_t *rc_job_status_patch(const struct mk_kind *k, const json_t *local, const 
     json_decref(empty);
     if (!diff)
         return NULL;
+    /* The API server keeps an unsuspended Job's startTime once set; a copy
+     * re-created elsewhere has another one. Writing it would refuse the
+     * whole patch, its terminal status included. */
+    if (strcmp(k->kind, "Job") == 0 && strcmp(k->group, "batch") == 0 &&
+        json_object_get(from, "startTime") && !jx_bool(local, "spec.suspend", 0))
+        json_object_del(diff, "startTime");
     if (json_object_size(diff) == 0) {
         json_decref(diff);
         return NULL;

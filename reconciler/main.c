@@ -587,7 +587,8 @@ static int setup(struct app *a, char *err, size_t errlen)
     x->lag = smap_new();
     x->assumed = smap_new();
     x->drift = smap_new();
-    if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->drift ||
+    x->lost = smap_new();
+    if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->drift || !x->lost ||
         rc_metrics_init(&x->metrics) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -755,6 +756,7 @@ static void teardown(struct app *a)
     smap_free(x->lag, free);
     smap_free(x->assumed, free);
     smap_free(x->drift, json_decref_void);
+    smap_free(x->lost, free);
     rc_metrics_free(&x->metrics);
     pthread_mutex_destroy(&x->mu);
 }

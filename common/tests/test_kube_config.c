@@ -367,7 +367,7 @@ static void test_untrusted_refusals(void **state)
         {NULL, "", "    auth-provider: {name: gcp}",
          "users[1].user.auth-provider: auth providers are not allowed"},
         {NULL, "", "    tokenFile: /etc/passwd",
-         "users[1].user.tokenFile: token files are not allowed"},
+         "users[1].user.tokenFile: tokenFile is not allowed"},
         {NULL, "", "    client-certificate: /etc/cert",
          "users[1].user.client-certificate: file paths are not allowed, use "
          "client-certificate-data"},
@@ -377,10 +377,11 @@ static void test_untrusted_refusals(void **state)
         {NULL, "", "    as: system:admin", "users[1].user.as: impersonation is not supported"},
         {NULL, "", "    as-groups: [system:masters]", "users[1].user.as-groups: impersonation"},
         {NULL, "    certificate-authority: /etc/ca.crt", "",
-         "clusters[0].cluster.certificate-authority: file paths are not allowed"},
+         "clusters[0].cluster.certificate-authority: certificate-authority file paths are not "
+         "allowed, use certificate-authority-data for cluster c"},
         {NULL, "    insecure-skip-tls-verify: true", "",
          "clusters[0].cluster.insecure-skip-tls-verify: insecure TLS verification is not "
-         "allowed"},
+         "allowed for cluster c"},
         {NULL, "    insecure-skip-tls-verify: yes", "", "insecure-skip-tls-verify: insecure"},
         {NULL, "    insecure-skip-tls-verify: maybe", "",
          "clusters[0].cluster.insecure-skip-tls-verify: must be a boolean"},
@@ -391,7 +392,7 @@ static void test_untrusted_refusals(void **state)
         {"http://k.example", "", "", "clusters[0].cluster.server: only https:// servers"},
         {"k.example:6443", "", "", "clusters[0].cluster.server: only https:// servers"},
         {"ftp://k.example", "", "", "clusters[0].cluster.server: only https://"},
-        {"''", "", "", "clusters[0].cluster.server: server URL is required"},
+        {"''", "", "", "clusters[0].cluster.server: server URL is required for cluster c"},
         {"'https://user:pw@k.example'", "", "", "clusters[0].cluster.server: invalid character"},
         {"'https://k.example?x=1'", "", "", "clusters[0].cluster.server: invalid character"},
         {"'https://k_example'", "", "", "clusters[0].cluster.server: untrusted server endpoint"},
@@ -511,7 +512,8 @@ static void test_trusted_file_paths(void **state)
 
     /* the same file, untrusted */
     assert_true(kcfg_load_file(path, NULL, KCFG_UNTRUSTED, &cfg, err, sizeof(err)) < 0);
-    assert_non_null(strstr(err, "clusters[0].cluster.certificate-authority: file paths"));
+    assert_non_null(
+        strstr(err, "clusters[0].cluster.certificate-authority: certificate-authority file paths"));
 
     /* parse with an explicit base, then a missing file */
     assert_int_equal(parse(y, NULL, KCFG_TRUSTED, dir, &cfg, err, sizeof(err)), 0);

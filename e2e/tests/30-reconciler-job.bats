@@ -32,7 +32,7 @@ teardown() {
     eventually 20 is_ready "$NS" work
     c=$(rc_cluster_of "$NS" work)
     [[ "$c" == worker-[12] ]]
-    [ "$(rc_wl "$NS" work '{.status.admissionChecks[0].message}')" = "The workload was admitted on \"$c\"" ]
+    [ "$(rc_wl "$NS" work '{.status.admissionChecks[0].message}')" = "The workload got reservation on \"$c\"" ]
     [ "$(rc_cond "$NS" work QuotaReserved)" = True ]
     [ "$(rc_cond "$NS" work Admitted)" = True ]
     # the remote job exists on the winner only; the other worker keeps nothing

@@ -64,7 +64,8 @@ mkc_active() { jp manager mkc "$1" -o jsonpath='{.status.conditions[?(@.type=="A
     pid=$(bed_pid "apiserver-$c")
     kill -STOP "$pid"
     eventually 15 is_eq False mkc_active "$c" # noticed as lost...
-    for _ in $(seq 16); do                     # ...yet the job stays where it is
+    local end=$((SECONDS + 8))                # (a window well inside LOST, however slow kubectl is)
+    while [ $SECONDS -lt $end ]; do           # ...yet the job stays where it is
         [ "$(rc_check_state "$NS" brief)" = Ready ]
         [ "$(rc_cluster_of "$NS" brief)" = "$c" ]
         sleep 0.5

@@ -129,7 +129,7 @@ finish() {
     jobset other example.com/other
     eventually 20 is_eq Rejected rc_check_state "$NS" other
     msg=$(rc_wl "$NS" other '{.status.admissionChecks[0].message}')
-    [ "$msg" = 'The owner is not managed by Kueue: Expecting spec.managedBy to be "kueue.x-k8s.io/multikueue" not "example.com/other", Previously: "Pending"' ]
+    [ "$msg" = 'The owner is not managed by Kueue: Expecting spec.managedBy to be "kueue.x-k8s.io/multikueue" not "example.com/other"' ]
     [ "$(rc_cond "$NS" other QuotaReserved)" != True ]
     [ "$(rc_count_remote_wls "$NS")" = 0 ]
 }

@@ -18,6 +18,8 @@
 #define NOW "2024-01-01T01:00:00Z"
 
 extern const struct mk_kind mk_kind_job;
+extern const struct mk_kind mk_kind_pytorchjob;
+extern const struct mk_kind mk_kind_mpijob;
 
 static void set_cond(json_t *obj, const char *type, const char *status, const char *reason,
                      const char *msg, const char *t)
@@ -210,13 +212,13 @@ static void test_first_admitted_wins_and_order_is_safe(void **state)
     doc = patched(&f.plan.acts[ready]);
     json_t *c = rc_check_find(doc, "mk");
     assert_string_equal(jx_str(c, "state"), "Ready");
-    assert_string_equal(jx_str(c, "message"), "The workload was admitted on \"worker-2\"");
+    assert_string_equal(jx_str(c, "message"), "The workload got reservation on \"worker-2\"");
     assert_string_equal(jx_str(c, "lastTransitionTime"), NOW);
     assert_true(rc_cond_true(doc, "Admitted")); /* standalone: we are Kueue */
     json_decref(doc);
     const struct rc_act *ev = rc_plan_find(&f.plan, RC_ACT_EVENT);
     assert_string_equal(ev->reason, "MultiKueue");
-    assert_string_equal(ev->message, "The workload was admitted on \"worker-2\"");
+    assert_string_equal(ev->message, "The workload got reservation on \"worker-2\"");
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_COUNT_ADMITTED)->cluster, 1);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_LOCAL_SUSPEND), 0); /* not suspended */
     teardown_obs(&f);
@@ -301,8 +303,10 @@ static void test_lost_worker_waits_then_retries(void **state)
     assert_true(rc_cond_true(doc, "Evicted"));
     assert_string_equal(jx_str(rc_cond_find(doc, "Evicted"), "reason"), "AdmissionCheck");
     assert_string_equal(jx_str(rc_cond_find(doc, "Evicted"), "message"),
-                        "Evicted due to AdmissionCheck in Retry state: \"mk\" (Admitting remote "
-                        "lost, Previously: \"Ready\")");
+                        "Evicted due to AdmissionCheck in Retry state: \"mk\" (Reserving remote "
+                        "lost)");
+    /* Kueue's resetChecksOnEviction text */
+    assert_string_equal(jx_str(c, "message"), "Reset to Pending after eviction. Previously: Retry");
     assert_false(rc_cond_true(doc, "QuotaReserved"));
     assert_true(json_is_null(jx_get(doc, "status.clusterName")));
     assert_true(json_is_null(jx_get(doc, "status.admission")));
@@ -321,13 +325,128 @@ static void test_lost_worker_waits_then_retries(void **state)
     teardown_obs(&f);
 }
 
-static void test_unknown_cluster_is_lost_at_once(void **state)
+/* A recorded cluster without MultiKueueCluster, or gone from the config:
+ * lost from its first observation like any other (issue 10 item 1). */
+static void test_missing_cluster_waits_like_a_lost_one(void **state)
 {
     (void)state;
     struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-9", 1));
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    f.r[0].available = 0; /* no MultiKueueCluster: no connection, no cache */
+    f.r[0].lost_ms = 0;   /* first seen just now */
+    f.r[1].wl = remote_wl(f.o.wl, T1);
+    decide(&f);
+    assert_string_equal(f.plan.step, "worker-lost-waiting");
+    assert_int_equal(f.plan.n, 0); /* nothing elsewhere either */
+    assert_int_equal(f.plan.requeue_ms, 20000);
+    f.r[0].lost_ms = 20000;
     decide(&f);
     assert_string_equal(f.plan.step, "worker-lost");
+
+    /* off the config but reachable: its copy goes first, then the Retry */
+    f.r[0].in_config = 0;
+    f.r[0].available = 1;
+    f.r[0].lost_ms = 0;
+    f.r[0].wl = remote_wl(f.o.wl, T0);
+    f.r[0].job = local_job(0);
+    decide(&f);
+    assert_string_equal(f.plan.step, "remote-gone");
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_REMOVE_REMOTE)->cluster, 0);
+    assert_true(index_of(&f.plan, RC_ACT_REMOVE_REMOTE, 0) <
+                index_of(&f.plan, RC_ACT_WL_STATUS, 0));
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_JOB), 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_SYNC_JOB_STATUS), 0);
+    teardown_obs(&f);
+}
+
+/* The MultiKueueConfig cannot be read: as in Kueue, nothing at all. */
+static void test_unreadable_group_changes_nothing(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    f.o.nremotes = 0;
+    f.o.group_unknown = 1;
+    f.o.nominated = NULL;
+    decide(&f);
+    assert_string_equal(f.plan.step, "group-unknown");
+    assert_int_equal(f.plan.n, 0);
+    json_decref(f.o.wl);
+    f.o.wl = manager_wl("Pending", NULL, 1);
+    decide(&f);
+    assert_string_equal(f.plan.step, "group-unknown");
+    assert_int_equal(f.plan.n, 0);
+    teardown_obs(&f);
+}
+
+/* Only a Ready check goes through the lost/gone branch (issue 10 item 3). */
+static void test_retry_is_not_rewritten(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Retry", "worker-1", 1));
+    f.o.mode = RC_MODE_WITH_KUEUE;
+    decide(&f); /* worker-1 reachable, no copy: Kueue evicts, nothing to add */
+    assert_null(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    assert_null(rc_plan_find(&f.plan, RC_ACT_EVENT));
+    f.r[0].available = 0;
+    f.r[0].lost_ms = 60000;
+    decide(&f);
+    assert_null(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    teardown_obs(&f);
+}
+
+/* The final status is read from the worker even when the cache does not
+ * show the remote job (issue 10 item 5). */
+static void test_final_sync_without_cached_job(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    set_cond(f.r[0].wl, "Finished", "True", "Failed", "BackoffLimitExceeded", T2);
+    decide(&f);
+    assert_string_equal(f.plan.step, "remote-finished");
+    const struct rc_act *s = rc_plan_find(&f.plan, RC_ACT_SYNC_JOB_STATUS);
+    assert_non_null(s);
+    assert_int_equal(s->value, 1);
+    assert_true(index_of(&f.plan, RC_ACT_SYNC_JOB_STATUS, 0) <
+                index_of(&f.plan, RC_ACT_WL_STATUS, 0));
+    teardown_obs(&f);
+}
+
+/* A finished copy that also differs finishes the Workload (issue 10 item 4),
+ * and the final status is read from the worker even when the cache does
+ * not show the remote job (item 5). */
+static void test_finished_before_drift_and_read_fresh(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    jx_set(f.r[0].wl, "spec.queueName", json_string("other")); /* drifted */
+    set_cond(f.r[0].wl, "Finished", "True", "Succeeded", "Job finished successfully", T2);
+    decide(&f); /* no remote job in the cache */
+    assert_string_equal(f.plan.step, "remote-finished");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_DRIFT_MARK), 0);
+    const struct rc_act *s = rc_plan_find(&f.plan, RC_ACT_SYNC_JOB_STATUS);
+    assert_non_null(s);
+    assert_int_equal(s->cluster, 0);
+    assert_int_equal(s->value, 1);
+    json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    assert_true(rc_cond_true(doc, "Finished"));
+    json_decref(doc);
+
+    /* evicted and drifted: the eviction is answered, not the drift */
+    rc_plan_clear(&f.plan);
+    json_decref(f.r[0].wl);
+    f.r[0].wl = remote_wl(f.o.wl, NULL);
+    jx_set(f.r[0].wl, "spec.queueName", json_string("other"));
+    set_cond(f.r[0].wl, "Evicted", "True", "Preempted", "make room", T2);
+    decide(&f);
+    assert_string_equal(f.plan.step, "remote-evicted");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
     teardown_obs(&f);
 }
 
@@ -340,7 +459,7 @@ static void test_remote_gone_and_no_cluster(void **state)
     assert_string_equal(f.plan.step, "remote-gone");
     json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
     assert_non_null(strstr(jx_str(rc_cond_find(doc, "Evicted"), "message"),
-                           "Admitting remote no longer exists"));
+                           "Reserving remote no longer exists or is not admitted"));
     json_decref(doc);
     teardown_obs(&f);
 
@@ -421,7 +540,7 @@ static void test_remote_evicted(void **state)
     assert_string_equal(f.plan.step, "remote-evicted");
     const struct rc_act *ev = rc_plan_find(&f.plan, RC_ACT_EVENT);
     assert_string_equal(ev->message, "Workload evicted on worker cluster: \"worker-1\", resetting "
-                                     "for re-admission, Previously: \"Ready\"");
+                                     "for re-admission. Previously: \"Ready\"");
     teardown_obs(&f);
 }
 
@@ -641,8 +760,7 @@ static void test_rejections(void **state)
     json_t *c = rc_check_find(doc, "mk");
     assert_string_equal(jx_str(c, "state"), "Rejected");
     assert_string_equal(jx_str(c, "message"), "No multikueue adapter found for owner kind "
-                                              "\"example.com/v1, Kind=Thing\", Previously: "
-                                              "\"Pending\"");
+                                              "\"example.com/v1, Kind=Thing\"");
     assert_false(rc_cond_true(doc, "QuotaReserved")); /* deactivated: quota released */
     json_decref(doc);
 
@@ -653,9 +771,32 @@ static void test_rejections(void **state)
     doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
     assert_string_equal(jx_str(rc_check_find(doc, "mk"), "message"),
                         "The owner is not managed by Kueue: Expecting spec.managedBy to be "
-                        "\"kueue.x-k8s.io/multikueue\" not \"example.com/other\", Previously: "
-                        "\"Pending\"");
+                        "\"kueue.x-k8s.io/multikueue\" not \"example.com/other\"");
     json_decref(doc);
+
+    /* Kueue's Kubeflow v1 adapter names spec.managedBy, MPIJob's runPolicy */
+    json_t *pt = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:{s:s}}}", "apiVersion", "kubeflow.org/v1",
+                           "kind", "PyTorchJob", "metadata", "name", "a", "namespace", "ns", "uid",
+                           "job-uid", "spec", "runPolicy", "managedBy", "example.com/other");
+    json_t *saved = f.o.job;
+    f.o.job = pt;
+    const struct mk_kind *kinds[] = {&mk_kind_pytorchjob, &mk_kind_mpijob};
+    const char *want[] = {"spec.managedBy", "spec.runPolicy.managedBy"};
+    for (int i = 0; i < 2; i++) {
+        f.o.kind = kinds[i];
+        decide(&f);
+        doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+        char m[256];
+        snprintf(m, sizeof(m),
+                 "The owner is not managed by Kueue: Expecting %s to be "
+                 "\"kueue.x-k8s.io/multikueue\" not \"example.com/other\"",
+                 want[i]);
+        assert_string_equal(jx_str(rc_check_find(doc, "mk"), "message"), m);
+        json_decref(doc);
+    }
+    f.o.job = saved;
+    f.o.kind = &mk_kind_job;
+    json_decref(pt);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 0);
 
     /* a Rejected check: nothing more happens */
@@ -752,7 +893,11 @@ int main(void)
         cmocka_unit_test(test_steady_state_syncs_only),
         cmocka_unit_test(test_suspended_local_job_is_released),
         cmocka_unit_test(test_lost_worker_waits_then_retries),
-        cmocka_unit_test(test_unknown_cluster_is_lost_at_once),
+        cmocka_unit_test(test_missing_cluster_waits_like_a_lost_one),
+        cmocka_unit_test(test_unreadable_group_changes_nothing),
+        cmocka_unit_test(test_retry_is_not_rewritten),
+        cmocka_unit_test(test_finished_before_drift_and_read_fresh),
+        cmocka_unit_test(test_final_sync_without_cached_job),
         cmocka_unit_test(test_remote_gone_and_no_cluster),
         cmocka_unit_test(test_remote_finished),
         cmocka_unit_test(test_out_of_sync_and_stale_copies),

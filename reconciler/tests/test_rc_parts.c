@@ -322,6 +322,22 @@ static void test_job_status_patch(void **state)
     json_decref(p);
     json_decref(local);
     json_decref(remote);
+
+    /* a running Job's startTime stays: the terminal status of a copy
+     * re-created elsewhere (another startTime) still gets through */
+    local = tj_parse("{\"spec\":{\"suspend\":false},\"status\":{\"startTime\":\"T1\"}}");
+    remote = tj_parse("{\"spec\":{},\"status\":{\"startTime\":\"T2\",\"succeeded\":1,"
+                      "\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\"}]}}");
+    assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred));
+    assert_null(jx_get(p, "status.startTime"));
+    assert_int_equal(jx_int(p, "status.succeeded", 0), 1);
+    json_decref(p);
+    jx_del(remote, "status.startTime"); /* nor is it cleared */
+    assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred));
+    assert_null(json_object_get(json_object_get(p, "status"), "startTime"));
+    json_decref(p);
+    json_decref(local);
+    json_decref(remote);
 }
 
 /* ---- Workload construction --------------------------------------------------- */

@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# mkueue-reconciler where it once differed from Kueue's MultiKueue
+# controller: a transient absence (the MultiKueueConfig deleted for a while,
+# a MultiKueueCluster deleted and re-created) evicts nothing, re-dispatches
+# nothing, and never puts a job on two workers.
+
+load helpers
+load reconciler
+
+PORT=$((RC_METRICS_BASE + 6))
+LOST=120 # --worker-lost-timeout, seconds: far longer than any window below
+FLAGS=(--leader-elect=false --gc-interval 5s --worker-lost-timeout ${LOST}s
+       --probe-interval 1s --worker-timeout 2s)
+JOBS=(a b c)
+
+setup_file() {
+    rc_bed_setup
+    rc_start rc-divergences "$PORT" "${FLAGS[@]}"
+}
+
+teardown_file() {
+    km apply -f "$MKUEUE_ROOT/e2e/manifests/manager.yaml" >/dev/null
+    stop_component rc-divergences
+}
+
+setup() {
+    NS=$(fresh_ns rcdiv)
+    rc_ns "$NS"
+}
+
+teardown() {
+    teardown_common
+    km apply -f "$MKUEUE_ROOT/e2e/manifests/manager.yaml" >/dev/null
+    rc_ns_delete "$NS"
+}
+
+mkc_active() { jp manager mkc "$1" -o jsonpath='{.status.conditions[?(@.type=="Active")].status}'; }
+# uid of the job's remote copy on a worker (empty when it has none)
+remote_uid() { jp "$1" -n "$NS" job "$2" -o jsonpath='{.metadata.uid}'; }
+
+# start_jobs: the three jobs, each Ready on some worker; records where (AT)
+# and the UIDs of their remote jobs (UID).
+declare -gA AT UID_OF
+start_jobs() {
+    local j
+    for j in "${JOBS[@]}"; do rc_job "$NS" "$j"; done
+    for j in "${JOBS[@]}"; do eventually 30 is_ready "$NS" "$j"; done
+    for j in "${JOBS[@]}"; do
+        AT[$j]=$(rc_cluster_of "$NS" "$j")
+        eventually 20 has_remote_job "${AT[$j]}" "$j"
+        UID_OF[$j]=$(remote_uid "${AT[$j]}" "$j")
+    done
+}
+has_remote_job() { [ -n "$(remote_uid "$1" "$2")" ]; }
+
+# unchanged: every job still Ready where it was, never retried nor evicted,
+# its remote job the same object, and on no other worker.
+unchanged() {
+    local j other
+    for j in "${JOBS[@]}"; do
+        other=worker-1; [ "${AT[$j]}" = worker-1 ] && other=worker-2
+        eq Ready "$(rc_check_state "$NS" "$j")"
+        eq "${AT[$j]}" "$(rc_cluster_of "$NS" "$j")"
+        eq "" "$(rc_wl "$NS" "$j" '{.status.admissionChecks[0].retryCount}')"
+        eq "" "$(rc_cond "$NS" "$j" Evicted)"
+        eq "${UID_OF[$j]}" "$(remote_uid "${AT[$j]}" "$j")"
+        eq "" "$(remote_uid "$other" "$j")"
+    done
+}
+
+@test "the MultiKueueConfig deleted for 20 s with jobs running: nothing is evicted or touched" {
+    start_jobs
+    km delete multikueueconfig multikueue-config >/dev/null
+    local end=$((SECONDS + 20))
+    while [ $SECONDS -lt $end ]; do
+        unchanged
+        sleep 1
+    done
+    km apply -f "$MKUEUE_ROOT/e2e/manifests/manager.yaml" >/dev/null
+    sleep 3
+    unchanged
+}
+
+@test "a MultiKueueCluster deleted and re-created within workerLostTimeout: no job moves, none runs twice" {
+    start_jobs
+    local c=${AT[a]}
+    km delete mkc "$c" >/dev/null
+    local end=$((SECONDS + 15))
+    while [ $SECONDS -lt $end ]; do
+        unchanged
+        sleep 0.5
+    done
+    km apply -f "$MKUEUE_ROOT/e2e/manifests/manager.yaml" >/dev/null
+    eventually 30 is_eq True mkc_active "$c"
+    local end=$((SECONDS + 5))
+    while [ $SECONDS -lt $end ]; do
+        unchanged
+        sleep 0.5
+    done
+}
