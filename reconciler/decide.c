@@ -316,7 +316,7 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
     requeue(p, o->worker_lost_timeout_ms < o->resync_ms ? o->worker_lost_timeout_ms : o->resync_ms);
 }
 
-/* A re-created copy that still differs (step 8): reported after the plan's
+/* A re-created copy that still differs (step 7): reported after the plan's
  * other steps, in report_drift. */
 struct drift_report {
     int cluster; /* index into o->remotes, -1 = none */
@@ -368,7 +368,7 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
     json_t *wl = o->wl;
     int deleting = rc_wl_deleting(wl);
 
-    /* 0: our check */
+    /* 1: our check (none, or Rejected: nothing) */
     if (!o->check || !rc_check_find(wl, o->check)) {
         snprintf(p->step, sizeof(p->step), "no-check");
         if (deleting)
@@ -382,7 +382,7 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
             cleanup(o, p, deleting);
         return;
     }
-    /* 1: adapter */
+    /* 2: adapter */
     if (!o->kind) {
         snprintf(p->step, sizeof(p->step), "no-adapter");
         char msg[512];
@@ -418,19 +418,19 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         reject(o, p, msg);
         return;
     }
-    /* 4: deleted */
+    /* 3: deleted */
     if (deleting) {
         snprintf(p->step, sizeof(p->step), "deleted");
         cleanup(o, p, 1);
         return;
     }
-    /* 5: finished, or no quota */
+    /* 4: finished, or no quota */
     if (rc_wl_finished(wl) || !rc_wl_reserved(wl)) {
         snprintf(p->step, sizeof(p->step), rc_wl_finished(wl) ? "finished" : "no-reservation");
         cleanup(o, p, rc_wl_finished(wl));
         return;
     }
-    /* Kueue changes nothing when it cannot read the group: a missing
+    /* 4 (cont.): Kueue changes nothing when it cannot read the group: a missing
      * MultiKueueConfig is never a reason to evict (design.md invariant 14) */
     if (o->group_unknown) {
         snprintf(p->step, sizeof(p->step), "group-unknown");
@@ -448,7 +448,7 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         only[i] = (cn && strcmp(rr->cluster, cn) != 0) ||
                   (rr->drift_uid && uid && strcmp(rr->drift_uid, uid) == 0);
     }
-    /* 6: a remote finished (before drift, as in Kueue: a finished copy
+    /* 5: a remote finished (before drift, as in Kueue: a finished copy
      * that also differs finishes the Workload) */
     int r = earliest(o, "Finished", only);
     if (r >= 0) {
@@ -477,7 +477,7 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         add_status(p, conds ? json_pack("{s:o}", "conditions", conds) : NULL);
         return;
     }
-    /* 7: a remote was evicted */
+    /* 6: a remote was evicted */
     r = earliest(o, "Evicted", only);
     if (r >= 0) {
         if (rc_wl_evicted(wl)) {
@@ -497,8 +497,8 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
             return;
         }
     }
-    /* 8: spec drift, compared as Kueue compares (specdiff.h). A copy that
-     * differs is removed once and re-created by step 12; when the
+    /* 7: spec drift, compared as Kueue compares (specdiff.h). A copy that
+     * differs is removed once and re-created by step 10; when the
      * re-created copy (another UID) still differs, that is reported and the
      * copy kept: never a delete/re-create loop against a worker whose
      * schema prunes or defaults differently. */
@@ -530,7 +530,7 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
             snprintf(rep->path, sizeof(rep->path), "%s", path);
         }
     }
-    /* 9: the winner */
+    /* 8: the winner */
     int w = -1;
     if (cn) {
         int i = index_of(o, cn);
@@ -544,7 +544,7 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         winner_branch(o, p, w, state, drifted);
         return;
     }
-    /* 10: the reservation is not visible. As in Kueue only for a Ready
+    /* 9: the reservation is not visible. As in Kueue only for a Ready
      * check (a Retry is Kueue's to act on), and for mkueue's own Pending
      * with a recorded cluster (written just before the remote job). */
     if (strcmp(state, "Ready") == 0 || (cn && strcmp(state, "Pending") == 0)) {
@@ -585,7 +585,7 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         retry(o, p, "Reserving remote no longer exists or is not admitted", "Normal");
         return;
     }
-    /* 11: nominate only while Pending with no cluster */
+    /* 10: nominate only while Pending with no cluster */
     if (strcmp(state, "Pending") != 0) {
         snprintf(p->step, sizeof(p->step), "not-pending");
         return;
@@ -594,7 +594,7 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         snprintf(p->step, sizeof(p->step), "waiting-other-checks");
         return;
     }
-    /* 12: nominate and synchronize */
+    /* 10: nominate and synchronize */
     snprintf(p->step, sizeof(p->step), "nominate");
     json_t *cur = jx_get(wl, "status.nominatedClusterNames");
     if (o->dispatcher_writes && o->nominated && !rc_names_equal(cur, o->nominated)) {

@@ -1,4 +1,5 @@
-/* The MultiKueue workload reconciler's decisions (reference 3.2 and 8),
+/* The MultiKueue workload reconciler's decisions (docs/multikueue-compat.md 3.2;
+ * the numbered steps in reconciler/README.md "The dispatch", cited in decide.c),
  * as a pure function: an observation of one manager Workload, its job and
  * its remote copies goes in; an ordered plan of actions comes out. The
  * executor (dispatch.c) performs them in order and stops at the first
@@ -19,7 +20,7 @@
 #include "kinds/kinds.h"
 
 #define RC_MAX_CLUSTERS 20 /* MultiKueueConfig.spec.clusters maxItems */
-/* step 8 adds up to two actions per cluster, the winner or step 12 one more */
+/* step 7 adds up to two actions per cluster, the winner or step 10 one more */
 #define RC_MAX_ACTS (RC_MAX_CLUSTERS * 3 + 16)
 /* reason of the Warning event: a re-created copy still differs */
 #define RC_REASON_DRIFT "RemoteSpecDiffers"
