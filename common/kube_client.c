@@ -216,7 +216,7 @@ void kc_status_from_json(const json_t *obj, long http, struct kc_status *st)
     const char *msg = json_string_value(json_object_get(obj, "message"));
     snprintf(st->reason, sizeof(st->reason), "%s", reason ? reason : reason_for(st->http));
     if (msg)
-        snprintf(st->message, sizeof(st->message), "%s", msg);
+        buf_utf8_copy(st->message, sizeof(st->message), msg, strlen(msg)); /* whole characters */
     else
         snprintf(st->message, sizeof(st->message), "HTTP %ld", st->http);
     json_int_t ra =
@@ -242,15 +242,16 @@ static void decode_error(struct kc_status *st, long http, const char *body, size
         snprintf(st->message, sizeof(st->message), "HTTP %ld", http);
         return;
     }
-    /* Quote the start of the body, made printable. */
+    /* Quote the start of the body, made printable and valid UTF-8 (it ends
+     * up in JSON: a MultiKueueCluster's status). */
     size_t n = len < KC_MSG_BODY_MAX ? len : KC_MSG_BODY_MAX;
     int w = snprintf(st->message, sizeof(st->message), "HTTP %ld: ", http);
     char *p = st->message + w;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)body[i];
-        *p++ = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
-    }
-    *p = '\0';
+    size_t room = sizeof(st->message) - (size_t)w - 4; /* "..." and NUL */
+    size_t out = buf_utf8_copy(p, room, body, n);
+    for (size_t i = 0; i < out; i++)
+        if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+            p[i] = ' ';
     if (n < len)
         strcat(st->message, "...");
 }
@@ -722,6 +723,7 @@ int kc_list_pages(struct kc_client *c, const struct kc_resource *r, const char *
     json_t *page = NULL;
     char *cont = NULL;
     int rc = KC_OK;
+    long limit = page_size > 0 ? page_size : 500;
     for (int n = 0;; n++) {
         if (n == KC_MAX_PAGES) {
             rc = KC_ERR_TOOBIG;
@@ -730,12 +732,17 @@ int kc_list_pages(struct kc_client *c, const struct kc_resource *r, const char *
         }
         struct kc_list_opts o = {.label_selector = label_selector,
                                  .field_selector = field_selector,
-                                 .limit = page_size > 0 ? page_size : 500,
+                                 .limit = limit,
                                  .continue_token = cont};
         /* the previous page is released before the next one is fetched */
         json_decref(page);
         page = NULL;
-        if ((rc = kc_list(c, r, ns, &o, &page, st)) != KC_OK)
+        rc = kc_list(c, r, ns, &o, &page, st);
+        if (rc == KC_ERR_TOOBIG && limit > 1) {
+            limit /= 2; /* large objects: the same page again, smaller (max_body bounds each) */
+            continue;
+        }
+        if (rc != KC_OK)
             goto out;
         json_t *pi = json_object_get(page, "items");
         json_t *meta = json_object_get(page, "metadata");
