@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "fileio.h"
 #include "jsonx.h"
 #include "kube_config.h"
+#include "kube_secrets.h"
 #include "kube_watch.h"
 #include "log.h"
 #include "queue.h"
@@ -272,7 +274,7 @@ struct load {
 static void load_clear(struct load *l)
 {
     if (l->data)
-        memset(l->data, 0, l->len); /* credentials */
+        OPENSSL_cleanse(l->data, l->len); /* credentials */
     free(l->data);
     l->data = NULL;
 }
@@ -280,10 +282,13 @@ static void load_clear(struct load *l)
 static void load_secret(struct mkcs *s, struct kcache *secrets, const char *name, struct load *l)
 {
     json_t *sec = secrets ? kcache_get_nsname(secrets, s->secret_namespace, name) : NULL;
-    const char *b64 = jx_str(jx_getv(sec, "data"), "kubeconfig");
+    const char *b64 = jx_str(jx_getv(sec, "data"), KSEC_KEY);
+    const char *unreadable = jx_str(sec, KSEC_ERROR_FIELD);
     int rc;
     if (!sec)
         snprintf(l->err, sizeof(l->err), "Secret \"%.200s\" not found", name);
+    else if (unreadable)
+        snprintf(l->err, sizeof(l->err), "%s", unreadable);
     else if (!b64)
         snprintf(l->err, sizeof(l->err), "key \"kubeconfig\" not found in secret \"%.200s\"", name);
     else if ((rc = kcfg_base64_decode(b64, &l->data, &l->len)) != 0)

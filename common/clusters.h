@@ -91,7 +91,8 @@ struct mkcs *mkcs_new(const struct mkcs_options *o, char *err, size_t errlen);
 void mkcs_free(struct mkcs *s);
 
 /* Reconciles the connections with the MultiKueueClusters in `mkclusters`
- * and the Secrets in `secrets` (a cache of the secret namespace; may be NULL
+ * and the Secrets in `secrets` (the kube_secrets poller's cache of the
+ * named kubeconfig Secrets; may be NULL
  * when only Path kubeconfigs are used). Cheap when nothing changed; call it
  * from the handlers of both caches and periodically. Never blocks on a
  * worker: stopping old informers happens on a background thread. Does

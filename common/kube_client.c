@@ -1,6 +1,7 @@
 #include "kube_client.h"
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -381,6 +382,16 @@ static void pool_put(struct kc_client *c, CURL *h)
 
 /* ---- request setup --------------------------------------------------------- */
 
+/* curl_slist_append copies each header: the Authorization copy is wiped
+ * before the list is freed. */
+static void free_headers(struct curl_slist *l)
+{
+    for (struct curl_slist *p = l; p; p = p->next)
+        if (p->data)
+            OPENSSL_cleanse(p->data, strlen(p->data));
+    curl_slist_free_all(l);
+}
+
 /* Request headers; Authorization from the config's current token. */
 static int make_headers(struct kc_client *c, const char *content_type, struct curl_slist **out,
                         struct kc_status *st)
@@ -431,14 +442,14 @@ static int make_headers(struct kc_client *c, const char *content_type, struct cu
 #undef ADD
 out:
     if (tok) {
-        memset(tok, 0, strlen(tok));
+        OPENSSL_cleanse(tok, strlen(tok));
         free(tok);
     }
     if (auth.data)
-        memset(auth.data, 0, auth.len);
+        OPENSSL_cleanse(auth.data, auth.alloc);
     buf_free(&auth);
     if (rc) {
-        curl_slist_free_all(l);
+        free_headers(l);
         l = NULL;
     }
     *out = l;
@@ -627,7 +638,7 @@ out:
     if (rc == KC_ERR_NOMEM && !st->message[0])
         snprintf(st->message, sizeof(st->message), "out of memory");
     pool_put(c, x.h);
-    curl_slist_free_all(hdrs);
+    free_headers(hdrs);
     buf_free(&x.body);
     free(url);
     return rc;
@@ -999,7 +1010,7 @@ out:
         curl_multi_remove_handle(m, x.h);
     curl_multi_cleanup(m);
     curl_easy_cleanup(x.h);
-    curl_slist_free_all(hdrs);
+    free_headers(hdrs);
     buf_free(&x.body);
     free(url);
     return rc;
