@@ -35,10 +35,10 @@
  * compromised worker must not exhaust the memory of the manager side (the
  * webhook is shared by every worker). A breach fails that worker's informer
  * (reason MKCS_REASON_LIMIT), it does not crash the process. */
-#define MKCS_MAX_OBJECT_BYTES (2u * 1024 * 1024) /* one watch event (line) */
-#define MKCS_MAX_PAGE_BYTES   (4u * 1024 * 1024) /* any response body, a list page included */
-#define MKCS_LIST_PAGE_SIZE   50                 /* list limit=; halved when a page is too big */
-#define MKCS_DEFAULT_MAX_OBJECTS 20000           /* objects per watch cache */
+#define MKCS_MAX_OBJECT_BYTES    (2u * 1024 * 1024) /* one watch event (line) */
+#define MKCS_MAX_PAGE_BYTES      (4u * 1024 * 1024) /* any response body, a list page included */
+#define MKCS_LIST_PAGE_SIZE      50                 /* list limit=; halved when a page is too big */
+#define MKCS_DEFAULT_MAX_OBJECTS 20000              /* objects per watch cache */
 #define MKCS_REASON_LIMIT        "WorkerLimitExceeded"
 
 /* An informer to run on every worker. The handler (optional) is called from

@@ -8,6 +8,7 @@
 
 #include "jsonx.h"
 #include "log.h"
+#include "queue.h"
 #include "strmap.h"
 
 #define LOGGER "secrets"
@@ -40,9 +41,9 @@ json_t *ksec_wanted(json_t *mkclusters)
         return NULL;
     json_array_foreach(mkclusters, i, mkc)
     {
-        const char *type = jx_str(mkc, "spec.kubeConfig.locationType");
-        const char *loc = jx_str(mkc, "spec.kubeConfig.location");
-        if ((type && strcmp(type, "Secret") != 0) || !loc || !*loc || n == KSEC_MAX_SECRETS)
+        const char *type, *loc;
+        if (mkq_kubeconfig_source(mkc, &type, &loc) != 0 || strcmp(type, "Secret") != 0 || !loc ||
+            !*loc || n == KSEC_MAX_SECRETS)
             continue;
         v[n++] = loc;
     }

@@ -2,8 +2,8 @@
  *
  * Instead of listing and watching every Secret of the namespace (the
  * webhook's CA key and Helm's release Secrets included), a poller GETs only
- * the Secrets that MultiKueueClusters name (spec.kubeConfig.location with
- * locationType Secret, the default), as Kueue reads them, every interval and
+ * the Secrets that MultiKueueClusters name (kubeConfig location with
+ * locationType Secret, the default; mkq_kubeconfig_source), every interval and
  * at once after ksec_kick(). It keeps a slim copy of each (ksec_slim: the
  * "kubeconfig" key and the metadata mkcs_sync needs) in a kcache, which it
  * replaces after every round (so the cache's handlers see adds, updates on

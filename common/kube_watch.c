@@ -261,7 +261,7 @@ struct kw_informer {
     /* Watch state, owned by the informer thread. */
     struct kw_decoder dec;
     char rv[128];
-    enum watch_end end; /* set by the event callback to end the stream */
+    enum watch_end end;   /* set by the event callback to end the stream */
     int watch_over_limit; /* the stream ended on a cap (event size, cache full) */
     long watch_events;
     long long watch_ms; /* how long the last watch ran */
@@ -367,8 +367,8 @@ static const char *meta_rv(json_t *obj)
 struct list_acc {
     struct kcache *cache;
     size_t max_objects; /* the cache's cap, 0 = none */
-    json_t *items; /* transformed items of the pages so far */
-    json_t *rv;    /* resourceVersion of the last page (one reference) */
+    json_t *items;      /* transformed items of the pages so far */
+    json_t *rv;         /* resourceVersion of the last page (one reference) */
 };
 
 /* list_page's own code, apart from every KC_ERR_*: the cache's cap is passed. */

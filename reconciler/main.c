@@ -775,8 +775,8 @@ int main(int argc, char **argv)
     }
     char serr[256];
     struct ksec_options so = {.ns = a->cfg.namespace};
-    if (!(a->secrets_poll = ksec_start(a->x.mgr, a->x.mkclusters, a->x.secrets, &so, serr,
-                                       sizeof(serr)))) {
+    if (!(a->secrets_poll =
+              ksec_start(a->x.mgr, a->x.mkclusters, a->x.secrets, &so, serr, sizeof(serr)))) {
         LOG_E(LG, "cannot read kubeconfig Secrets", "error", serr);
         goto out;
     }

@@ -194,8 +194,8 @@ struct wh_state *wh_state_start(const struct wh_state_opts *o, char *err, size_t
         .workers = {wh_state_worker_check, s->workers},
     };
     struct ksec_options so = {.ns = o->ns};
-    if (!(s->secrets = ksec_start(s->client, s->caches[C_MKC], s->caches[C_SECRET], &so, err,
-                                  errlen)))
+    if (!(s->secrets =
+              ksec_start(s->client, s->caches[C_MKC], s->caches[C_SECRET], &so, err, errlen)))
         goto fail;
     for (int i = 0; i < NCACHES; i++) {
         if (i == C_SECRET)

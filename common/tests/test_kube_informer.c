@@ -597,8 +597,10 @@ static void test_oversized_watch_event(void **state)
     env_up(&e);
     e.f.list_body = LIST("10", JOB("a", "5"));
     static char big[2048];
-    snprintf(big, sizeof(big), "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\","
-             "\"namespace\":\"ns\",\"resourceVersion\":\"11\"},\"pad\":\"%01500d\"}}\n", 0);
+    snprintf(big, sizeof(big),
+             "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\","
+             "\"namespace\":\"ns\",\"resourceVersion\":\"11\"},\"pad\":\"%01500d\"}}\n",
+             0);
     static const char *chunks[1];
     chunks[0] = big;
     e.f.watches[0] = (struct th_response){.chunks = chunks, .nchunks = 1, .hold_ms = 5000};
@@ -662,7 +664,8 @@ static void test_object_cap(void **state)
     e.f.lists[0] = LIST("10", JOB("a", "5") "," JOB("b", "6") "," JOB("c", "7"));
     e.f.nlists = 1;
     e.f.list_body = LIST("20", JOB("a", "5") "," JOB("b", "6"));
-    static const char *const chunks[] = {EV("MODIFIED", JOB("a", "21")) EV("ADDED", JOB("c", "22"))};
+    static const char *const chunks[] = {EV("MODIFIED", JOB("a", "21"))
+                                             EV("ADDED", JOB("c", "22"))};
     e.f.watches[0] = (struct th_response){.chunks = chunks, .nchunks = 1, .hold_ms = 5000};
     e.f.nwatches = 1;
     start(&e, NULL, NULL, NULL);

@@ -27,8 +27,9 @@
 static void test_slim_keeps_only_the_kubeconfig(void **state)
 {
     (void)state;
-    json_t *s = json_loads(SECRET("w1", "7", "{\"kubeconfig\":\"a2M=\",\"ca.key\":\"c2VjcmV0\","
-                                             "\"token\":\"dG9r\"}"),
+    json_t *s = json_loads(SECRET("w1", "7",
+                                  "{\"kubeconfig\":\"a2M=\",\"ca.key\":\"c2VjcmV0\","
+                                  "\"token\":\"dG9r\"}"),
                            0, NULL);
     assert_non_null(s);
     json_t *slim = ksec_slim(s); /* takes s */
@@ -50,13 +51,14 @@ static void test_slim_keeps_only_the_kubeconfig(void **state)
 static void test_wanted_names(void **state)
 {
     (void)state;
-    json_t *mkcs = json_loads(
-        "[{\"spec\":{\"kubeConfig\":{\"location\":\"b\",\"locationType\":\"Secret\"}}},"
-        "{\"spec\":{\"kubeConfig\":{\"location\":\"a\"}}},"
-        "{\"spec\":{\"kubeConfig\":{\"location\":\"/x/y\",\"locationType\":\"Path\"}}},"
-        "{\"spec\":{\"kubeConfig\":{\"location\":\"b\"}}},"
-        "{\"spec\":{\"kubeConfig\":{\"location\":\"\"}}},{\"spec\":{}}]",
-        0, NULL);
+    json_t *mkcs =
+        json_loads("[{\"spec\":{\"clusterSource\":{\"kubeConfig\":{\"location\":\"b\","
+                   "\"locationType\":\"Secret\"}}}},"
+                   "{\"spec\":{\"kubeConfig\":{\"location\":\"a\"}}},"
+                   "{\"spec\":{\"kubeConfig\":{\"location\":\"/x/y\",\"locationType\":\"Path\"}}},"
+                   "{\"spec\":{\"kubeConfig\":{\"location\":\"b\"}}},"
+                   "{\"spec\":{\"kubeConfig\":{\"location\":\"\"}}},{\"spec\":{}}]",
+                   0, NULL);
     json_t *w = ksec_wanted(mkcs);
     char *d = json_dumps(w, JSON_COMPACT);
     assert_string_equal(d, "[\"a\",\"b\"]");
