@@ -164,3 +164,82 @@ void buf_free(struct buf *b)
     free(b->data);
     memset(b, 0, sizeof(*b));
 }
+
+/* Length of the valid UTF-8 sequence at s (n bytes available), 0 if none:
+ * no overlong forms, surrogates or code points past U+10FFFF (RFC 3629). */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned long cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+        cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+size_t buf_utf8_copy(char *dst, size_t dstlen, const char *src, size_t len)
+{
+    static const char replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
+    const unsigned char *s = (const unsigned char *)src;
+    size_t o = 0;
+    if (!dstlen)
+        return 0;
+    for (size_t i = 0; i < len && s[i];) {
+        size_t n = utf8_seq(s + i, len - i);
+        const char *piece = (const char *)s + i;
+        size_t plen = n;
+        if (!n) {
+            piece = replacement;
+            plen = 3;
+            n = 1;
+        }
+        if (o + plen >= dstlen)
+            break;
+        memcpy(dst + o, piece, plen);
+        o += plen;
+        i += n;
+    }
+    dst[o] = '\0';
+    return o;
+}
+
+void buf_utf8_sanitize(char *s, size_t size)
+{
+    if (!s || !size)
+        return;
+    size_t len = strnlen(s, size - 1);
+    char *tmp = malloc(len + 1);
+    if (!tmp) {
+        for (size_t i = 0; i < len; i++)
+            if ((unsigned char)s[i] >= 0x80)
+                s[i] = '?';
+        s[len] = '\0';
+        return;
+    }
+    memcpy(tmp, s, len);
+    tmp[len] = '\0';
+    buf_utf8_copy(s, size, tmp, len);
+    free(tmp);
+}

@@ -27,6 +27,16 @@ int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf
 /* Appends `s` as a quoted JSON string (escapes quotes, backslash, control
  * characters; bytes >= 0x80 pass through). */
 int buf_append_json_string(struct buf *b, const char *s);
+/* Copies src (len bytes, or up to a NUL) into dst as valid UTF-8: each byte
+ * of an invalid or truncated sequence becomes U+FFFD, and the copy ends on
+ * a character boundary so that it fits dstlen with its NUL. jansson refuses
+ * strings that are not UTF-8, so untrusted text (a worker's error body)
+ * goes through this before it becomes a JSON string. Returns the bytes
+ * written (without the NUL); dstlen 0 writes nothing. */
+size_t buf_utf8_copy(char *dst, size_t dstlen, const char *src, size_t len);
+/* buf_utf8_copy of s onto itself (s is a NUL-terminated string in an array
+ * of size bytes); without memory for the copy, bytes >= 0x80 become '?'. */
+void buf_utf8_sanitize(char *s, size_t size);
 /* Always returns a NUL-terminated string ("" when empty), or NULL on oom. */
 const char *buf_cstr(struct buf *b);
 /* Takes ownership of the data (caller frees); leaves the buffer empty. */

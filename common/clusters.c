@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,9 +17,11 @@
 #include <time.h>
 
 #include "clock.h"
+#include "buf.h"
 #include "fileio.h"
 #include "jsonx.h"
 #include "kube_config.h"
+#include "kube_secrets.h"
 #include "kube_watch.h"
 #include "log.h"
 #include "queue.h"
@@ -27,9 +30,7 @@
 #define LOGGER   "clusters"
 #define HASH_LEN 32
 
-#define BACKOFF_INITIAL_MS 1000L
-#define BACKOFF_MAX_MS     (5L * 60 * 1000)
-#define MONITOR_MS         250L
+#define MONITOR_MS 250L
 
 struct mkcs_conn;
 
@@ -83,6 +84,7 @@ struct mkcs {
     void (*on_state)(const char *cluster, void *ud);
     void *ud;
     long backoff_initial_ms, backoff_max_ms, monitor_ms;
+    size_t max_objects;
 
     pthread_mutex_t lock;
     struct smap *clusters; /* name -> struct cluster */
@@ -196,6 +198,7 @@ static struct mkcs_conn *conn_start(struct mkcs *s, const char *name, struct kcf
         c->n = i + 1;
         if (w->transform)
             kcache_set_transform(c->caches[i], w->transform, w->ud);
+        kcache_set_max_objects(c->caches[i], s->max_objects);
         c->wud[i] = (struct watch_ud){c, w};
         if (w->on_event) {
             struct kcache_handlers h = {on_add, on_update, on_delete, &c->wud[i]};
@@ -203,6 +206,8 @@ static struct mkcs_conn *conn_start(struct mkcs *s, const char *name, struct kcf
         }
         snprintf(logname, sizeof(logname), "%s/%s", name, w->res.resource);
         struct kw_options ko = {.name = logname,
+                                .page_size = MKCS_LIST_PAGE_SIZE,
+                                .max_line = MKCS_MAX_OBJECT_BYTES,
                                 .backoff_initial_ms = s->backoff_initial_ms,
                                 .backoff_max_ms = s->backoff_max_ms};
         c->infs[i] =
@@ -263,7 +268,7 @@ struct load {
 static void load_clear(struct load *l)
 {
     if (l->data)
-        memset(l->data, 0, l->len); /* credentials */
+        OPENSSL_cleanse(l->data, l->len); /* credentials */
     free(l->data);
     l->data = NULL;
 }
@@ -271,10 +276,13 @@ static void load_clear(struct load *l)
 static void load_secret(struct mkcs *s, struct kcache *secrets, const char *name, struct load *l)
 {
     json_t *sec = secrets ? kcache_get_nsname(secrets, s->secret_namespace, name) : NULL;
-    const char *b64 = jx_str(jx_getv(sec, "data"), "kubeconfig");
+    const char *b64 = jx_str(jx_getv(sec, "data"), KSEC_KEY);
+    const char *unreadable = jx_str(sec, KSEC_ERROR_FIELD);
     int rc;
     if (!sec)
         snprintf(l->err, sizeof(l->err), "Secret \"%.200s\" not found", name);
+    else if (unreadable)
+        snprintf(l->err, sizeof(l->err), "%s", unreadable);
     else if (!b64)
         snprintf(l->err, sizeof(l->err), "key \"kubeconfig\" not found in secret \"%.200s\"", name);
     else if ((rc = kcfg_base64_decode(b64, &l->data, &l->len)) != 0)
@@ -382,7 +390,7 @@ static void cluster_state(struct cluster *cl, struct mkcs_state *out, char *deta
     memset(out, 0, sizeof(*out));
     out->known = 1;
     if (cl->conn) {
-        int connected = 1, have_err = 0;
+        int connected = 1, have_err = 0, over_limit = 0;
         for (size_t i = 0; i < cl->conn->n; i++) {
             struct kw_stats st;
             kw_informer_stats(cl->conn->infs[i], &st);
@@ -395,6 +403,7 @@ static void cluster_state(struct cluster *cl, struct mkcs_state *out, char *deta
                 have_err = 1;
                 snprintf(d, sizeof(d), "%s", st.last_error);
                 attempts = st.reconnects;
+                over_limit = st.over_limit;
             }
         }
         if (connected) {
@@ -405,7 +414,8 @@ static void cluster_state(struct cluster *cl, struct mkcs_state *out, char *deta
         } else {
             if (!have_err)
                 snprintf(d, sizeof(d), "connecting");
-            snprintf(out->reason, sizeof(out->reason), "ClientConnectionFailed");
+            snprintf(out->reason, sizeof(out->reason), "%s",
+                     over_limit ? MKCS_REASON_LIMIT : "ClientConnectionFailed");
             snprintf(out->message, sizeof(out->message), "%.440s; connection attempts: %ld", d,
                      attempts);
         }
@@ -419,6 +429,9 @@ static void cluster_state(struct cluster *cl, struct mkcs_state *out, char *deta
                      cl->message, cl->build_failures);
         }
     }
+    /* Informer errors quote worker text cut to fit: whole characters only. */
+    buf_utf8_sanitize(out->message, sizeof(out->message));
+    buf_utf8_sanitize(d, sizeof(d));
     if (!out->connected && !cl->lost_ms)
         cl->lost_ms = lost ? lost : clk_now_ms();
     out->disconnected_since_ms = cl->lost_ms;
@@ -770,12 +783,15 @@ struct mkcs *mkcs_new(const struct mkcs_options *o, char *err, size_t errlen)
     if (o->client) {
         s->client = *o->client;
         s->client.user_agent = dup_opt(o->client->user_agent, &oom);
-        s->has_client_opts = 1;
     }
+    if (!s->client.max_body || s->client.max_body > MKCS_MAX_PAGE_BYTES)
+        s->client.max_body = MKCS_MAX_PAGE_BYTES;
+    s->has_client_opts = 1;
+    s->max_objects = o->max_objects ? o->max_objects : MKCS_DEFAULT_MAX_OBJECTS;
     s->on_state = o->on_state;
     s->ud = o->ud;
-    s->backoff_initial_ms = o->backoff_initial_ms > 0 ? o->backoff_initial_ms : BACKOFF_INITIAL_MS;
-    s->backoff_max_ms = o->backoff_max_ms > 0 ? o->backoff_max_ms : BACKOFF_MAX_MS;
+    s->backoff_initial_ms = o->backoff_initial_ms; /* 0: the informer's defaults */
+    s->backoff_max_ms = o->backoff_max_ms;
     s->monitor_ms = o->monitor_interval_ms > 0 ? o->monitor_interval_ms : MONITOR_MS;
     s->clusters = smap_new();
     if (oom || !s->clusters) {

@@ -31,6 +31,16 @@
 
 #define MKCS_MAX_WATCHES 32
 
+/* Caps on what one worker can make this process hold: a broken or
+ * compromised worker must not exhaust the memory of the manager side (the
+ * webhook is shared by every worker). A breach fails that worker's informer
+ * (reason MKCS_REASON_LIMIT), it does not crash the process. */
+#define MKCS_MAX_OBJECT_BYTES    (2u * 1024 * 1024) /* one watch event (line) */
+#define MKCS_MAX_PAGE_BYTES      (4u * 1024 * 1024) /* any response body, a list page included */
+#define MKCS_LIST_PAGE_SIZE      50                 /* list limit=; halved when a page is too big */
+#define MKCS_DEFAULT_MAX_OBJECTS 20000              /* objects per watch cache */
+#define MKCS_REASON_LIMIT        "WorkerLimitExceeded"
+
 /* An informer to run on every worker. The handler (optional) is called from
  * the informer's thread for every add, update or delete; `obj` is borrowed
  * for the call. */
@@ -51,7 +61,10 @@ struct mkcs_options {
     const char *kubeconfig_dir;
     const struct mkcs_watch *watches; /* copied */
     size_t nwatches;
-    const struct kc_options *client; /* for worker clients; NULL = defaults */
+    /* For worker clients; NULL = defaults. max_body is capped at
+     * MKCS_MAX_PAGE_BYTES (0 = that). */
+    const struct kc_options *client;
+    size_t max_objects; /* per watch cache; 0 = MKCS_DEFAULT_MAX_OBJECTS */
     /* Called (from any thread, no lock held) when a cluster's state changes:
      * connected, disconnected, kubeconfig refused, removed. A transition is
      * a change of known, connected, reason, or message other than the
@@ -59,7 +72,8 @@ struct mkcs_options {
      * It may call mkcs_state, mkcs_get and mkcs_sync. */
     void (*on_state)(const char *cluster, void *ud);
     void *ud;
-    /* Informer retry backoff (capped, jittered exponential): 0 = 1 s / 5 min. */
+    /* Informer retry and relist backoff (capped, jittered exponential):
+     * 0 = KW_BACKOFF_INITIAL_MS / KW_BACKOFF_MAX_MS (800 ms / 30 s). */
     long backoff_initial_ms;
     long backoff_max_ms;
     long monitor_interval_ms; /* how often informers are polled; 0 = 250 ms */
@@ -77,7 +91,8 @@ struct mkcs *mkcs_new(const struct mkcs_options *o, char *err, size_t errlen);
 void mkcs_free(struct mkcs *s);
 
 /* Reconciles the connections with the MultiKueueClusters in `mkclusters`
- * and the Secrets in `secrets` (a cache of the secret namespace; may be NULL
+ * and the Secrets in `secrets` (the kube_secrets poller's cache of the
+ * named kubeconfig Secrets; may be NULL
  * when only Path kubeconfigs are used). Cheap when nothing changed; call it
  * from the handlers of both caches and periodically. Never blocks on a
  * worker: stopping old informers happens on a background thread. Does
@@ -94,7 +109,8 @@ struct mkcs_state {
      * reconnect attempts; 0 while connected. */
     int64_t disconnected_since_ms;
     /* Kueue's reasons: "Active", "BadKubeConfig", "InsecureKubeConfig",
-     * "ClientConnectionFailed" */
+     * "ClientConnectionFailed"; and MKCS_REASON_LIMIT when the worker broke
+     * one of the caps above (message: which one) */
     char reason[64];
     /* "Connected", "load client config failed: <err>", or the connection
      * error with attempt count: "<informer error>; connection attempts: <n>"

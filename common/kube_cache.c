@@ -16,6 +16,7 @@ struct kcache {
     int synced;
     json_t *(*transform)(json_t *obj, void *ud);
     void *transform_ud;
+    size_t max_objects; /* 0 = no cap */
 };
 
 /* A change recorded under the lock and delivered after it is released. */
@@ -51,6 +52,16 @@ void kcache_set_transform(struct kcache *c, json_t *(*fn)(json_t *obj, void *ud)
 {
     c->transform = fn;
     c->transform_ud = ud;
+}
+
+void kcache_set_max_objects(struct kcache *c, size_t max)
+{
+    c->max_objects = max;
+}
+
+size_t kcache_max_objects(struct kcache *c)
+{
+    return c->max_objects;
 }
 
 /* Takes obj; returns the object to store (a new reference). */
@@ -239,13 +250,17 @@ int kcache_upsert(struct kcache *c, json_t *obj)
         return -1;
     }
     pthread_rwlock_wrlock(&c->lock);
-    int rc = smap_put(c->objs, key, obj, &old);
-    if (rc == 0)
+    int rc;
+    if (c->max_objects && smap_len(c->objs) >= c->max_objects && !smap_get(c->objs, key))
+        rc = KCACHE_ERR_FULL;
+    else if ((rc = smap_put(c->objs, key, obj, &old)) == 0)
         json_incref(obj); /* one for the store, one for the event */
+    else
+        rc = -1;
     pthread_rwlock_unlock(&c->lock);
     if (rc != 0) {
         json_decref(obj);
-        return -1;
+        return rc;
     }
     ev_push(&ev, old ? EV_UPDATE : EV_ADD, key, old, obj);
     ev_deliver(c, &ev);
@@ -291,6 +306,10 @@ static int replace(struct kcache *c, json_t *items, int prepared)
     int rc = -1;
     if (!fresh || !json_is_array(items))
         goto out;
+    if (c->max_objects && json_array_size(items) > c->max_objects) {
+        rc = KCACHE_ERR_FULL;
+        goto out;
+    }
     if (c->transform && !prepared) {
         mine = json_array();
         if (!mine)

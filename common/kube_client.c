@@ -1,6 +1,7 @@
 #include "kube_client.h"
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -212,7 +213,7 @@ void kc_status_from_json(const json_t *obj, long http, struct kc_status *st)
     const char *msg = json_string_value(json_object_get(obj, "message"));
     snprintf(st->reason, sizeof(st->reason), "%s", reason ? reason : reason_for(st->http));
     if (msg)
-        snprintf(st->message, sizeof(st->message), "%s", msg);
+        buf_utf8_copy(st->message, sizeof(st->message), msg, strlen(msg)); /* whole characters */
     else
         snprintf(st->message, sizeof(st->message), "HTTP %ld", st->http);
     json_int_t ra =
@@ -238,15 +239,16 @@ static void decode_error(struct kc_status *st, long http, const char *body, size
         snprintf(st->message, sizeof(st->message), "HTTP %ld", http);
         return;
     }
-    /* Quote the start of the body, made printable. */
+    /* Quote the start of the body, made printable and valid UTF-8 (it ends
+     * up in JSON: a MultiKueueCluster's status). */
     size_t n = len < KC_MSG_BODY_MAX ? len : KC_MSG_BODY_MAX;
     int w = snprintf(st->message, sizeof(st->message), "HTTP %ld: ", http);
     char *p = st->message + w;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)body[i];
-        *p++ = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
-    }
-    *p = '\0';
+    size_t room = sizeof(st->message) - (size_t)w - 4; /* "..." and NUL */
+    size_t out = buf_utf8_copy(p, room, body, n);
+    for (size_t i = 0; i < out; i++)
+        if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+            p[i] = ' ';
     if (n < len)
         strcat(st->message, "...");
 }
@@ -373,6 +375,16 @@ static void pool_put(struct kc_client *c, CURL *h)
 
 /* ---- request setup --------------------------------------------------------- */
 
+/* curl_slist_append copies each header: the Authorization copy is wiped
+ * before the list is freed. */
+static void free_headers(struct curl_slist *l)
+{
+    for (struct curl_slist *p = l; p; p = p->next)
+        if (p->data)
+            OPENSSL_cleanse(p->data, strlen(p->data));
+    curl_slist_free_all(l);
+}
+
 /* Request headers; Authorization from the config's current token. */
 static int make_headers(struct kc_client *c, const char *content_type, struct curl_slist **out,
                         struct kc_status *st)
@@ -423,14 +435,14 @@ static int make_headers(struct kc_client *c, const char *content_type, struct cu
 #undef ADD
 out:
     if (tok) {
-        memset(tok, 0, strlen(tok));
+        OPENSSL_cleanse(tok, strlen(tok));
         free(tok);
     }
     if (auth.data)
-        memset(auth.data, 0, auth.len);
+        OPENSSL_cleanse(auth.data, auth.alloc);
     buf_free(&auth);
     if (rc) {
-        curl_slist_free_all(l);
+        free_headers(l);
         l = NULL;
     }
     *out = l;
@@ -624,7 +636,7 @@ out:
     if (rc == KC_ERR_NOMEM && !st->message[0])
         snprintf(st->message, sizeof(st->message), "out of memory");
     pool_put(c, x.h);
-    curl_slist_free_all(hdrs);
+    free_headers(hdrs);
     buf_free(&x.body);
     free(url);
     return rc;
@@ -720,6 +732,7 @@ int kc_list_pages(struct kc_client *c, const struct kc_resource *r, const char *
     json_t *page = NULL;
     char *cont = NULL;
     int rc = KC_OK;
+    long limit = page_size > 0 ? page_size : 500;
     for (int n = 0;; n++) {
         if (n == KC_MAX_PAGES) {
             rc = KC_ERR_TOOBIG;
@@ -728,12 +741,17 @@ int kc_list_pages(struct kc_client *c, const struct kc_resource *r, const char *
         }
         struct kc_list_opts o = {.label_selector = label_selector,
                                  .field_selector = field_selector,
-                                 .limit = page_size > 0 ? page_size : 500,
+                                 .limit = limit,
                                  .continue_token = cont};
         /* the previous page is released before the next one is fetched */
         json_decref(page);
         page = NULL;
-        if ((rc = kc_list(c, r, ns, &o, &page, st)) != KC_OK)
+        rc = kc_list(c, r, ns, &o, &page, st);
+        if (rc == KC_ERR_TOOBIG && limit > 1) {
+            limit /= 2; /* large objects: the same page again, smaller (max_body bounds each) */
+            continue;
+        }
+        if (rc != KC_OK)
             goto out;
         json_t *pi = json_object_get(page, "items");
         json_t *meta = json_object_get(page, "metadata");
@@ -990,7 +1008,7 @@ out:
         curl_multi_remove_handle(m, x.h);
     curl_multi_cleanup(m);
     curl_easy_cleanup(x.h);
-    curl_slist_free_all(hdrs);
+    free_headers(hdrs);
     buf_free(&x.body);
     free(url);
     return rc;

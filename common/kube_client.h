@@ -119,7 +119,10 @@ int kc_list(struct kc_client *c, const struct kc_resource *r, const char *ns,
  * (borrowed; it may change it, e.g. take its items), released before the next
  * one is fetched; on the last page metadata.continue is removed and
  * metadata.resourceVersion is the one to watch from. on_page returns KC_OK or
- * a KC_ERR_* code, which stops the list and is returned. page_size 0 = 500. */
+ * a negative code of its own, which stops the list and is returned.
+ * page_size 0 = 500. A page over the client's max_body is asked again with
+ * half the limit, down to 1: KC_ERR_TOOBIG then means one object (with the
+ * List's envelope) exceeds max_body. */
 int kc_list_pages(struct kc_client *c, const struct kc_resource *r, const char *ns,
                   const char *label_selector, const char *field_selector, long page_size,
                   int (*on_page)(json_t *page, void *ud), void *ud, struct kc_status *st);

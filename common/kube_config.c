@@ -43,6 +43,8 @@ static void ynode_free(struct ynode *y)
     for (size_t i = 0; i < y->n; i++)
         ynode_free(y->kids[i]);
     free(y->kids);
+    if (y->str) /* any scalar may be a token or key data */
+        OPENSSL_cleanse(y->str, strlen(y->str));
     free(y->str);
     free(y);
 }

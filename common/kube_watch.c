@@ -213,6 +213,30 @@ void kw_decoder_free(struct kw_decoder *d)
     buf_free(&d->line);
 }
 
+/* ==== backoff ============================================================== */
+
+void kw_backoff_init(struct kw_backoff *b, long initial_ms, long max_ms)
+{
+    b->initial_ms = initial_ms > 0 ? initial_ms : KW_BACKOFF_INITIAL_MS;
+    b->max_ms = max_ms > 0 ? max_ms : KW_BACKOFF_MAX_MS;
+    if (b->max_ms < b->initial_ms)
+        b->max_ms = b->initial_ms;
+    b->cur_ms = b->initial_ms;
+}
+
+void kw_backoff_reset(struct kw_backoff *b)
+{
+    b->cur_ms = b->initial_ms;
+}
+
+long kw_backoff_next(struct kw_backoff *b, uint64_t r)
+{
+    long cur = b->cur_ms;
+    long wait = cur / 2 + (long)(r % (uint64_t)(cur - cur / 2 + 1));
+    b->cur_ms = cur > b->max_ms / 2 ? b->max_ms : cur * 2;
+    return wait;
+}
+
 /* ==== informer ============================================================= */
 
 enum watch_end { W_END, W_GONE, W_ERROR, W_STOP };
@@ -222,7 +246,8 @@ struct kw_informer {
     const struct kc_resource *res;
     struct kcache *cache;
     char *ns, *label_selector, *field_selector, *name;
-    long page_size, resync_ms, backoff_initial_ms, backoff_max_ms, watch_timeout_s;
+    long page_size, resync_ms, watch_timeout_s;
+    struct kw_backoff backoff; /* informer thread only */
 
     volatile int stop; /* polled by kc_stream */
     pthread_t thread, resync_thread;
@@ -237,8 +262,10 @@ struct kw_informer {
     /* Watch state, owned by the informer thread. */
     struct kw_decoder dec;
     char rv[128];
-    enum watch_end end; /* set by the event callback to end the stream */
+    enum watch_end end;   /* set by the event callback to end the stream */
+    int watch_over_limit; /* the stream ended on a cap (event size, cache full) */
     long watch_events;
+    long long watch_ms; /* how long the last watch ran */
     char watch_err[256];
 };
 
@@ -277,14 +304,17 @@ static void mark_ok(struct kw_informer *inf)
     inf->st.connected = 1;
     inf->st.disconnected_since_ms = 0;
     inf->st.last_error[0] = '\0';
+    inf->st.over_limit = 0;
     pthread_mutex_unlock(&inf->lock);
     if (!was)
         LOG_I("informer", "connected", "resource", inf->name);
 }
 
-static void mark_failed(struct kw_informer *inf, const char *what, const char *msg)
+static void mark_failed_as(struct kw_informer *inf, const char *what, const char *msg,
+                           int over_limit)
 {
     pthread_mutex_lock(&inf->lock);
+    inf->st.over_limit = over_limit;
     if (inf->st.connected || inf->st.disconnected_since_ms == 0)
         inf->st.disconnected_since_ms = clk_now_ms();
     inf->st.connected = 0;
@@ -292,6 +322,11 @@ static void mark_failed(struct kw_informer *inf, const char *what, const char *m
     inf->st.reconnects++;
     pthread_mutex_unlock(&inf->lock);
     LOG_W("informer", "request failed, retrying", "resource", inf->name, "op", what, "error", msg);
+}
+
+static void mark_failed(struct kw_informer *inf, const char *what, const char *msg)
+{
+    mark_failed_as(inf, what, msg, 0);
 }
 
 static void status_text(int rc, const struct kc_status *st, char *out, size_t outlen)
@@ -324,9 +359,13 @@ static const char *meta_rv(json_t *obj)
 
 struct list_acc {
     struct kcache *cache;
-    json_t *items; /* transformed items of the pages so far */
-    json_t *rv;    /* resourceVersion of the last page (one reference) */
+    size_t max_objects; /* the cache's cap, 0 = none */
+    json_t *items;      /* transformed items of the pages so far */
+    json_t *rv;         /* resourceVersion of the last page (one reference) */
 };
+
+/* list_page's own code, apart from every KC_ERR_*: the cache's cap is passed. */
+#define LIST_ERR_FULL (-100)
 
 /* Compacts each page's items as it arrives, so a large first list never
  * holds more than one page as full trees. */
@@ -335,6 +374,10 @@ static int list_page(json_t *page, void *ud)
     struct list_acc *la = ud;
     size_t i;
     json_t *obj;
+    if (la->max_objects &&
+        json_array_size(la->items) + json_array_size(json_object_get(page, "items")) >
+            la->max_objects)
+        return LIST_ERR_FULL; /* stop before holding more than the cache may */
     json_array_foreach(json_object_get(page, "items"), i, obj)
     {
         if (json_array_append_new(la->items, kcache_transform(la->cache, json_incref(obj))) != 0)
@@ -349,7 +392,7 @@ static int list_page(json_t *page, void *ud)
 static int do_list(struct kw_informer *inf)
 {
     struct kc_status st;
-    struct list_acc la = {inf->cache, json_array(), NULL};
+    struct list_acc la = {inf->cache, kcache_max_objects(inf->cache), json_array(), NULL};
     char msg[700];
     int rc = KC_ERR_NOMEM;
     if (!la.items) {
@@ -358,9 +401,14 @@ static int do_list(struct kw_informer *inf)
     }
     rc = kc_list_pages(inf->client, inf->res, inf->ns, inf->label_selector, inf->field_selector,
                        inf->page_size, list_page, &la, &st);
+    if (rc == LIST_ERR_FULL) {
+        snprintf(msg, sizeof(msg), "more than %zu objects", la.max_objects);
+        mark_failed_as(inf, "list", msg, 1);
+        goto out;
+    }
     if (rc != KC_OK) {
         status_text(rc, &st, msg, sizeof(msg));
-        mark_failed(inf, "list", msg);
+        mark_failed_as(inf, "list", msg, rc == KC_ERR_TOOBIG);
         goto out;
     }
     const char *rv = json_string_value(la.rv);
@@ -372,6 +420,11 @@ static int do_list(struct kw_informer *inf)
     pthread_mutex_lock(&inf->apply_lock);
     rc = kcache_replace_prepared(inf->cache, la.items);
     pthread_mutex_unlock(&inf->apply_lock);
+    if (rc == KCACHE_ERR_FULL) {
+        snprintf(msg, sizeof(msg), "more than %zu objects", la.max_objects);
+        mark_failed_as(inf, "list", msg, 1);
+        goto out;
+    }
     if (rc != 0) {
         rc = KC_ERR_NOMEM;
         mark_failed(inf, "list", "out of memory applying the list");
@@ -412,6 +465,13 @@ static int on_event(const struct kw_event *ev, void *ud)
         else
             rc = kcache_upsert(inf->cache, json_incref(ev->object));
         pthread_mutex_unlock(&inf->apply_lock);
+        if (rc == KCACHE_ERR_FULL) {
+            inf->end = W_ERROR;
+            inf->watch_over_limit = 1;
+            snprintf(inf->watch_err, sizeof(inf->watch_err), "more than %zu objects",
+                     kcache_max_objects(inf->cache));
+            return 1;
+        }
         if (rc < 0)
             LOG_W("informer", "skipping a watch event without a usable name", "resource",
                   inf->name);
@@ -431,6 +491,7 @@ static int on_data(const char *data, size_t len, void *ud)
     int rc = kw_decoder_feed(&inf->dec, data, len, on_event, inf);
     if (rc < 0) {
         inf->end = W_ERROR;
+        inf->watch_over_limit = rc == KW_ERR_TOOBIG;
         snprintf(inf->watch_err, sizeof(inf->watch_err), "%s", kw_decoder_error(&inf->dec));
     }
     return rc != 0;
@@ -480,20 +541,23 @@ static enum watch_end do_watch(struct kw_informer *inf)
     }
     kw_decoder_reset(&inf->dec);
     inf->end = W_END;
+    inf->watch_over_limit = 0;
     inf->watch_events = 0;
     inf->watch_err[0] = '\0';
     pthread_mutex_lock(&inf->lock);
     inf->st.watches++;
     pthread_mutex_unlock(&inf->lock);
     long long started = clk_now_ms();
+    inf->watch_ms = 0;
     /* The client's own bound sits past the server's so the server ends it. */
     int rc = kc_stream(inf->client, path, query, timeout_s + 30, &inf->stop, on_data, inf, &st);
+    inf->watch_ms = clk_now_ms() - started;
     if (stopping(inf)) {
         end = W_STOP;
     } else if (inf->end != W_END) {
         end = inf->end;
         if (end == W_ERROR)
-            mark_failed(inf, "watch", inf->watch_err);
+            mark_failed_as(inf, "watch", inf->watch_err, inf->watch_over_limit);
         else
             LOG_I("informer", "watch expired, relisting", "resource", inf->name, "detail",
                   inf->watch_err);
@@ -503,7 +567,7 @@ static enum watch_end do_watch(struct kw_informer *inf)
     } else if (rc != KC_OK) {
         status_text(rc, &st, msg, sizeof(msg));
         mark_failed(inf, "watch", msg);
-    } else if (inf->watch_events == 0 && clk_now_ms() - started < 1000) {
+    } else if (inf->watch_events == 0 && inf->watch_ms < 1000) {
         /* Ending at once without a word is no healthy watch: back off. */
         mark_failed(inf, "watch", "stream closed immediately");
     } else {
@@ -519,35 +583,32 @@ out:
 static void *informer_main(void *arg)
 {
     struct kw_informer *inf = arg;
-    long backoff = inf->backoff_initial_ms;
     int need_list = 1;
     LOG_I("informer", "starting", "resource", inf->name, "namespace", inf->ns);
     while (!stopping(inf)) {
         /* After 410 or any failure, list again (as client-go's reflector
          * does): a list proves the server is back and catches missed events.
-         * A watch that simply ended resumes from the last resourceVersion. */
-        int failed;
+         * A watch that simply ended resumes from the last resourceVersion.
+         * Relists and retries wait the backoff; only a watch that lasted
+         * resets it, so a server that fails or expires every watch at once
+         * is not hammered (a successful list alone proves little). */
         if (need_list) {
-            failed = do_list(inf) != KC_OK;
-            need_list = failed;
+            if (do_list(inf) == KC_OK) {
+                need_list = 0;
+                continue;
+            }
         } else {
             enum watch_end end = do_watch(inf);
             if (end == W_STOP)
                 break;
-            failed = end == W_ERROR;
-            need_list = end != W_END;
-            if (failed && inf->watch_events > 0)
-                backoff = inf->backoff_initial_ms; /* the watch worked for a while */
+            if (inf->watch_ms >= KW_BACKOFF_RESET_MS)
+                kw_backoff_reset(&inf->backoff);
+            if (end == W_END)
+                continue;
+            need_list = 1;
         }
-        if (!failed) {
-            backoff = inf->backoff_initial_ms;
-            continue;
-        }
-        /* Jitter in [backoff/2, backoff] keeps many informers from retrying in step. */
-        long wait = backoff / 2 + (long)(rnd(inf) % (uint64_t)(backoff / 2 + 1));
-        if (sleep_ms(inf, wait))
+        if (sleep_ms(inf, kw_backoff_next(&inf->backoff, rnd(inf))))
             break;
-        backoff = backoff > inf->backoff_max_ms / 2 ? inf->backoff_max_ms : backoff * 2;
     }
     LOG_I("informer", "stopped", "resource", inf->name);
     return NULL;
@@ -609,10 +670,7 @@ struct kw_informer *kw_informer_start(struct kc_client *client, const struct kc_
     inf->name = dup_or_null(opt->name ? opt->name : res->resource, &oom);
     inf->page_size = opt->page_size;
     inf->resync_ms = opt->resync_period_ms == 0 ? 5 * 60 * 1000 : opt->resync_period_ms;
-    inf->backoff_initial_ms = opt->backoff_initial_ms > 0 ? opt->backoff_initial_ms : 100;
-    inf->backoff_max_ms = opt->backoff_max_ms > 0 ? opt->backoff_max_ms : 30000;
-    if (inf->backoff_max_ms < inf->backoff_initial_ms)
-        inf->backoff_max_ms = inf->backoff_initial_ms;
+    kw_backoff_init(&inf->backoff, opt->backoff_initial_ms, opt->backoff_max_ms);
     inf->watch_timeout_s = opt->watch_timeout_s;
     inf->rng = ((uint64_t)clk_now_ms() << 20) ^ (uint64_t)(uintptr_t)inf ^ 0x9E3779B97F4A7C15ULL;
     inf->st.disconnected_since_ms = clk_now_ms();

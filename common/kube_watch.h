@@ -7,13 +7,15 @@
  * The informer keeps a kcache in step with one resource on one API server:
  * list, then watch from the list's resourceVersion; bookmarks advance the
  * resourceVersion; a 410 Gone (HTTP or ERROR event) relists; a stream that
- * ends re-watches; errors reconnect with capped, jittered exponential
- * backoff; an optional periodic resync re-delivers every object. */
+ * ends re-watches; errors and relists wait a capped, jittered exponential
+ * backoff (kw_backoff, as client-go's reflector) that a watch which lasted
+ * resets; an optional periodic resync re-delivers every object. */
 #ifndef MKUEUE_KUBE_WATCH_H
 #define MKUEUE_KUBE_WATCH_H
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "buf.h"
 #include "kube_cache.h"
@@ -69,6 +71,30 @@ void kw_decoder_free(struct kw_decoder *d);
 int kw_decode_line(const char *line, size_t len, int max_depth, struct kw_event *ev, json_t **out,
                    char *err, size_t errlen);
 
+/* ---- backoff --------------------------------------------------------------- */
+
+/* Defaults of the informer's backoff, as client-go's reflector: under a
+ * second first, doubling up to 30 s; a watch that ran KW_BACKOFF_RESET_MS
+ * resets it. So a server that answers every watch with 410 Gone (or fails
+ * every list) gets a few relists a minute, not a dozen a second. */
+#define KW_BACKOFF_INITIAL_MS 800L
+#define KW_BACKOFF_MAX_MS     30000L
+#define KW_BACKOFF_RESET_MS   30000L
+
+struct kw_backoff {
+    long initial_ms, max_ms;
+    long cur_ms; /* the upper bound of the next wait */
+};
+
+/* initial_ms/max_ms <= 0 take the defaults; max below initial is raised. */
+void kw_backoff_init(struct kw_backoff *b, long initial_ms, long max_ms);
+/* Back to the first step (after a watch that lasted). */
+void kw_backoff_reset(struct kw_backoff *b);
+/* The wait before the next attempt, uniform in [cur/2, cur] picked by r
+ * (any random number: jitter keeps informers from retrying in step); then
+ * cur doubles, capped at max. Pure apart from *b. */
+long kw_backoff_next(struct kw_backoff *b, uint64_t r);
+
 /* ---- informer ------------------------------------------------------------- */
 
 struct kw_options {
@@ -76,10 +102,10 @@ struct kw_options {
     const char *field_selector; /* copied; NULL = none */
     long page_size;             /* list page size, 0 = 500 */
     long resync_period_ms;      /* 0 = 5 min, < 0 = no periodic resync */
-    long backoff_initial_ms;    /* 0 = 100 */
-    long backoff_max_ms;        /* 0 = 30000 */
+    long backoff_initial_ms;    /* 0 = KW_BACKOFF_INITIAL_MS */
+    long backoff_max_ms;        /* 0 = KW_BACKOFF_MAX_MS */
     long watch_timeout_s;       /* timeoutSeconds asked of the server, 0 = random 300..600 */
-    size_t max_line;            /* 0 = KW_DEFAULT_MAX_LINE */
+    size_t max_line;            /* watch event cap, 0 = KW_DEFAULT_MAX_LINE */
     int max_depth;              /* 0 = KW_DEFAULT_MAX_DEPTH */
 };
 
@@ -95,6 +121,10 @@ struct kw_stats {
     long events;                /* watch events applied */
     char resource_version[128]; /* the last seen */
     char last_error[256];       /* "" when the last attempt succeeded */
+    /* The last failure was the server breaking a cap: a list page over the
+     * client's max_body, a watch event over max_line, or more objects than
+     * the cache's kcache_set_max_objects. */
+    int over_limit;
 };
 
 struct kw_informer;

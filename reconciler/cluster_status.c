@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
 #include "dispatch.h"
 #include "jsonx.h"
 #include "log.h"
@@ -35,6 +36,9 @@ int rc_reconcile_cluster(struct rc_ctx *x, const char *name)
     const char *status = s.connected ? "True" : "False";
     const char *reason =
         s.reason[0] ? s.reason : (s.connected ? "Active" : "ClientConnectionFailed");
+    /* jansson refuses a string that is not UTF-8 (then no status would be
+     * written and the old one stay): a worker's error text is escaped. */
+    buf_utf8_sanitize(s.message, sizeof(s.message));
     const char *message = s.message[0] ? s.message : (s.connected ? "Connected" : "connecting");
     json_t *cur = rc_cond_find(mkc, "Active");
     const char *cs = jx_str(cur, "status"), *cr = jx_str(cur, "reason"),

@@ -23,6 +23,7 @@
 #include "gate.h"
 #include "gc.h"
 #include "jsonx.h"
+#include "kube_secrets.h"
 #include "kube_watch.h"
 #include "leader.h"
 #include "log.h"
@@ -48,6 +49,7 @@ struct app {
     struct kcfg *mgr_cfg;
     struct informed inf[8 + RC_MAX_KINDS];
     int ninf;
+    struct ksec *secrets_poll; /* fills x.secrets: the named kubeconfig Secrets */
     struct kind_ud {
         struct app *a;
         int ki;
@@ -275,6 +277,7 @@ static void mkc_event(const char *key, json_t *obj, void *ud)
 {
     (void)obj;
     struct app *a = ud;
+    ksec_kick(a->secrets_poll); /* the Secret it names, now */
     if (a->x.clusters)
         mkcs_sync(a->x.clusters, a->x.mkclusters, a->x.secrets);
     rc_enqueue(&a->x, 'c', key);
@@ -527,7 +530,7 @@ static int ready(void *ud)
     for (int i = 0; i < a->ninf; i++)
         if (!a->inf[i].optional && !kcache_synced(*a->inf[i].cache))
             return 0;
-    return 1;
+    return kcache_synced(a->x.secrets);
 }
 
 /* ---- setup -------------------------------------------------------------------- */
@@ -673,8 +676,6 @@ static int setup(struct app *a, char *err, size_t errlen)
                      &cfh, 0) < 0 ||
         add_informer(a, (struct kc_resource){G, V, "multikueueclusters", 0}, NULL, &x->mkclusters,
                      &mkh, 0) < 0 ||
-        add_informer(a, (struct kc_resource){"", "v1", "secrets", 1}, a->cfg.namespace, &x->secrets,
-                     &sch, 0) < 0 ||
         add_informer(a, (struct kc_resource){"scheduling.k8s.io", "v1", "priorityclasses", 0}, NULL,
                      &x->priorityclasses, NULL, 1) < 0) {
         snprintf(err, errlen, "out of memory");
@@ -688,6 +689,11 @@ static int setup(struct app *a, char *err, size_t errlen)
             snprintf(err, errlen, "out of memory");
             return -1;
         }
+    }
+    /* kubeconfig Secrets: read by name (kube_secrets.h), not listed */
+    if (!(x->secrets = kcache_new()) || kcache_add_handlers(x->secrets, &sch) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
     }
     x->q = (struct mkq_caches){x->localqueues, x->clusterqueues, x->admissionchecks, x->mkconfigs,
                                x->mkclusters};
@@ -744,7 +750,9 @@ static void teardown(struct app *a)
     rc_probe_stop(x->probe);
     for (int i = 0; i < a->ninf; i++)
         kw_informer_stop(a->inf[i].inf);
+    ksec_stop(a->secrets_poll);
     mkcs_free(x->clusters);
+    kcache_free(x->secrets);
     for (int i = 0; i < a->ninf; i++)
         kcache_free(*a->inf[i].cache);
     wq_free(x->queue);
@@ -810,6 +818,13 @@ int main(int argc, char **argv)
     }
     if (start_informers(a) < 0) {
         LOG_E(LG, "cannot start informers");
+        goto out;
+    }
+    char serr[256];
+    struct ksec_options so = {.ns = a->cfg.namespace};
+    if (!(a->secrets_poll =
+              ksec_start(a->x.mgr, a->x.mkclusters, a->x.secrets, &so, serr, sizeof(serr)))) {
+        LOG_E(LG, "cannot read kubeconfig Secrets", "error", serr);
         goto out;
     }
     /* wait for the manager's caches: decisions on a partial view are wrong */

@@ -11,6 +11,7 @@
 #include "clusters.h"
 #include "kube_client.h"
 #include "kube_config.h"
+#include "kube_secrets.h"
 #include "kube_watch.h"
 #include "log.h"
 
@@ -35,7 +36,8 @@ struct wh_state {
     struct kcfg *cfg;
     struct kc_client *client;
     struct kcache *caches[NCACHES];
-    struct kw_informer *informers[NCACHES];
+    struct kw_informer *informers[NCACHES]; /* C_SECRET: none, the poller fills it */
+    struct ksec *secrets;
     struct mkcs *workers;
     struct wh_ctx ctx;
     pthread_t syncer;
@@ -92,6 +94,29 @@ static void on_delete(const char *key, json_t *obj, void *ud)
     sync_workers(ud);
 }
 
+/* A MultiKueueCluster changed: read the Secret it names now. */
+static void mkc_add(const char *key, json_t *obj, void *ud)
+{
+    struct wh_state *s = ud;
+    ksec_kick(s->secrets);
+    on_add(key, obj, ud);
+}
+
+static void mkc_update(const char *key, json_t *old, json_t *obj, void *ud)
+{
+    struct wh_state *s = ud;
+    if (old != obj)
+        ksec_kick(s->secrets);
+    on_update(key, old, obj, ud);
+}
+
+static void mkc_delete(const char *key, json_t *obj, void *ud)
+{
+    struct wh_state *s = ud;
+    ksec_kick(s->secrets);
+    on_delete(key, obj, ud);
+}
+
 /* Re-syncs the worker set every second: the caches' first list may land
  * before they are marked synced, and a Secret may arrive after its cluster. */
 static void *syncer_main(void *arg)
@@ -146,7 +171,8 @@ struct wh_state *wh_state_start(const struct wh_state_opts *o, char *err, size_t
     if (!s->workers)
         goto fail;
     struct kcache_handlers h = {on_add, on_update, on_delete, s};
-    if (kcache_add_handlers(s->caches[C_MKC], &h) < 0 ||
+    struct kcache_handlers mh = {mkc_add, mkc_update, mkc_delete, s};
+    if (kcache_add_handlers(s->caches[C_MKC], &mh) < 0 ||
         kcache_add_handlers(s->caches[C_SECRET], &h) < 0) {
         snprintf(err, errlen, "cannot register cache handlers");
         goto fail;
@@ -156,10 +182,16 @@ struct wh_state *wh_state_start(const struct wh_state_opts *o, char *err, size_t
               s->caches[C_MKC]},
         .workers = {wh_state_worker_check, s->workers},
     };
+    struct ksec_options so = {.ns = o->ns};
+    if (!(s->secrets =
+              ksec_start(s->client, s->caches[C_MKC], s->caches[C_SECRET], &so, err, errlen)))
+        goto fail;
     for (int i = 0; i < NCACHES; i++) {
+        if (i == C_SECRET)
+            continue; /* read by name (kube_secrets.h), not listed */
         struct kw_options wo = {.name = manager_res[i].resource};
-        s->informers[i] = kw_informer_start(s->client, &manager_res[i],
-                                            i == C_SECRET ? o->ns : NULL, NULL, s->caches[i], &wo);
+        s->informers[i] =
+            kw_informer_start(s->client, &manager_res[i], NULL, NULL, s->caches[i], &wo);
         if (!s->informers[i]) {
             snprintf(err, errlen, "cannot start the %s informer", manager_res[i].resource);
             goto fail;
@@ -186,6 +218,7 @@ void wh_state_stop(struct wh_state *s)
     }
     for (int i = 0; i < NCACHES; i++)
         kw_informer_stop(s->informers[i]);
+    ksec_stop(s->secrets);
     mkcs_free(s->workers);
     for (int i = 0; i < NCACHES; i++)
         kcache_free(s->caches[i]);

@@ -173,9 +173,9 @@ check $D "webhook ClusterRole: read queues/checks/clusters, patch its own config
      and ($r[0].r | sort) == (["admissionchecks","clusterqueues","localqueues","multikueueclusters","multikueueconfigs"])
      and any($r[]; .r == ["mutatingwebhookconfigurations"] and .n == ["rel-mkueue-mutating"] and .v == ["get","patch","update"])
      and any($r[]; .r == ["validatingwebhookconfigurations"] and .n == ["rel-mkueue-validating"] and .v == ["get","patch","update"])'
-check $D "webhook Role: read secrets, create + get/update its certificate Secret by name" \
-    'rules("Role"; "rel-mkueue-webhook") as $r | ($r | length) == 3
-     and any($r[]; .r == ["secrets"] and .v == ["get","list","watch"] and .n == null)
+check $D "webhook Role: no kubeconfig Secrets by default, create + get/update its certificate Secret by name" \
+    'rules("Role"; "rel-mkueue-webhook") as $r | ($r | length) == 2
+     and all($r[]; (.v | index("list") | not) and (.v | index("watch") | not))
      and any($r[]; .r == ["secrets"] and .v == ["create"] and .n == null)
      and any($r[]; .r == ["secrets"] and .v == ["get","update"] and .n == ["rel-mkueue-webhook-tls"])'
 check $D "pod-based kinds are gated by the webhook only: no pods or workload controllers in RBAC" \
@@ -205,11 +205,17 @@ check $D "reconciler ClusterRole: nothing beyond kinds, Kueue objects, priority 
          "multikueueclusters","multikueueclusters/status","localqueues","clusterqueues","multikueueconfigs",
          "priorityclasses","events"]) as $allowed
      | all(rules("ClusterRole"; "rel-mkueue-reconciler")[].r[]; . as $x | $allowed | index($x) != null)'
-check $D "reconciler Role: leases create + get/update by name, secrets read" \
-    'rules("Role"; "rel-mkueue-reconciler") as $r | ($r | length) == 3
+check $D "reconciler Role: leases create + get/update by name, no secrets by default" \
+    'rules("Role"; "rel-mkueue-reconciler") as $r | ($r | length) == 2
      and any($r[]; .g == ["coordination.k8s.io"] and .v == ["create"] and .n == null)
      and any($r[]; .g == ["coordination.k8s.io"] and .v == ["get","update"] and .n == ["rel-mkueue-reconciler"])
-     and any($r[]; .r == ["secrets"] and .v == ["get","list","watch"])'
+     and all($r[]; .r | index("secrets") | not)'
+render kubeconfigs --set 'workerKubeconfigs.secretNames={worker-1,worker-2}'
+check kubeconfigs "kubeconfig Secrets: get by name only, in both Roles; the certificate Secret not in the reconciler's" \
+    '(rules("Role"; "rel-mkueue-reconciler") | map(select(.r == ["secrets"]))) as $rc
+     | (rules("Role"; "rel-mkueue-webhook") | map(select(.r == ["secrets"] and .n == ["worker-1","worker-2"]))) as $wh
+     | ($rc | length) == 1 and $rc[0].v == ["get"] and $rc[0].n == ["worker-1","worker-2"]
+     and ($wh | length) == 1 and $wh[0].v == ["get"]'
 check $D "bindings give each ServiceAccount its own roles" \
     '[.[] | select(.kind | test("Binding$")) | {r: .roleRef.name, s: .subjects[0].name, ns: .subjects[0].namespace}]
      | length == 4 and all(.[]; .r == .s and .ns == $ns)'

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "buf.h"
 
 static void test_append_and_cap(void **state)
@@ -59,12 +61,45 @@ static void test_printf_respects_cap(void **state)
     buf_free(&b);
 }
 
+/* Untrusted text becomes valid UTF-8 (invalid bytes as U+FFFD) cut on a
+ * character boundary, so that jansson accepts it. */
+static void test_utf8_copy(void **state)
+{
+    (void)state;
+    char out[64];
+    assert_int_equal(buf_utf8_copy(out, sizeof(out), "plain", 5), 5);
+    assert_string_equal(out, "plain");
+    buf_utf8_copy(out, sizeof(out),
+                  "a\xff"
+                  "b\xc3\xa9"
+                  "c",
+                  6);
+    assert_string_equal(out, "a\xef\xbf\xbd"
+                             "b\xc3\xa9"
+                             "c");
+    /* overlong, surrogate, past U+10FFFF, truncated sequence */
+    buf_utf8_copy(out, sizeof(out), "\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xe2\x82", 17);
+    json_t *j = json_string(out);
+    assert_non_null(j);
+    json_decref(j);
+    assert_null(strchr(out, 0xc0));
+    /* "é" (2 bytes) does not fit in the last byte: dropped whole. */
+    assert_int_equal(buf_utf8_copy(out, 3, "a\xc3\xa9", 3), 1);
+    assert_string_equal(out, "a");
+    assert_int_equal(buf_utf8_copy(out, 0, "a", 1), 0);
+    char s[7] = "ab\xc3\xa9\xff";
+    buf_utf8_sanitize(s, sizeof(s));
+    assert_string_equal(s, "ab\xc3\xa9"); /* U+FFFD does not fit: cut before it */
+    char t[16] = "ab\xff";
+    buf_utf8_sanitize(t, sizeof(t));
+    assert_string_equal(t, "ab\xef\xbf\xbd");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_append_and_cap),
-        cmocka_unit_test(test_json_string_escapes),
-        cmocka_unit_test(test_printf_consume_steal),
+        cmocka_unit_test(test_append_and_cap),      cmocka_unit_test(test_utf8_copy),
+        cmocka_unit_test(test_json_string_escapes), cmocka_unit_test(test_printf_consume_steal),
         cmocka_unit_test(test_printf_respects_cap),
     };
     return cmocka_run_group_tests_name("buf", tests, NULL, NULL);

@@ -39,7 +39,9 @@
 
 struct fake {
     pthread_mutex_t lock;
-    int fail; /* answer 500 to everything */
+    int fail;               /* answer 500 to everything */
+    const char *fail_body;  /* instead of STATUS_500 */
+    const char *watch_body; /* a watch answer instead of a quiet open stream */
     int lists, watches;
     char ns_query[2][512]; /* [0] list, [1] watch */
     char lq_query[2][512];
@@ -55,10 +57,13 @@ static int fake_handler(const struct th_request *req, struct th_response *resp, 
              req->target);
     if (f->fail) {
         resp->status = 500;
-        resp->body = STATUS_500;
+        resp->body = f->fail_body ? f->fail_body : STATUS_500;
     } else if (watch) {
         f->watches++;
-        resp->live = 1; /* an open watch with nothing to say */
+        if (f->watch_body)
+            resp->body = f->watch_body;
+        else
+            resp->live = 1; /* an open watch with nothing to say */
     } else {
         f->lists++;
         resp->body = lq ? LQ_LIST : NS_LIST;
@@ -651,6 +656,52 @@ static void test_unreachable_worker(void **unused)
     free(kc);
 }
 
+/* A worker that sends an event over the cap is failed with mkueue's reason,
+ * not parsed; a worker's error body that is not UTF-8 still reaches the
+ * state's message, escaped (jansson would refuse it in a status). */
+static void test_worker_limits_and_bad_text(void **unused)
+{
+    (void)unused;
+    struct worker w;
+    struct env e;
+    worker_up(&w, 0);
+    size_t n = MKCS_MAX_OBJECT_BYTES + 4096;
+    char *huge = malloc(n + 1);
+    assert_non_null(huge);
+    int h =
+        snprintf(huge, n, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\"},\"p\":\"");
+    memset(huge + h, 'x', n - (size_t)h - 4);
+    memcpy(huge + n - 4, "\"}}\n", 4);
+    huge[n] = '\0';
+    pthread_mutex_lock(&w.f.lock);
+    w.f.watch_body = huge;
+    pthread_mutex_unlock(&w.f.lock);
+    env_up(&e, NULL);
+    char *kc = kubeconfig(th_url(w.srv), "tok", NULL);
+    put_secret(e.secrets, "w1", "kubeconfig", kc);
+    put_mkc(e.mkcs, "worker-1", "Secret", "w1", 0);
+    sync_(&e);
+    WAIT_FOR(strcmp(state(&e, "worker-1").reason, MKCS_REASON_LIMIT) == 0, 10000);
+    assert_false(connected(&e, "worker-1"));
+    assert_true(message_has(&e, "worker-1", "longer than 2097152 bytes"));
+
+    pthread_mutex_lock(&w.f.lock);
+    w.f.fail_body = "bad \xff\xfe gateway \xc3";
+    w.f.fail = 1;
+    pthread_mutex_unlock(&w.f.lock);
+    WAIT_FOR(message_has(&e, "worker-1", "gateway"), 10000);
+    struct mkcs_state st = state(&e, "worker-1");
+    assert_string_equal(st.reason, "ClientConnectionFailed");
+    json_t *js = json_string(st.message);
+    assert_non_null(js);
+    json_decref(js);
+    assert_non_null(strstr(st.message, "bad \xef\xbf\xbd\xef\xbf\xbd gateway"));
+    env_down(&e);
+    worker_down(&w);
+    free(kc);
+    free(huge);
+}
+
 static void write_file(const char *path, const char *content)
 {
     FILE *f = fopen(path, "w");
@@ -779,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_unreachable_worker),
         cmocka_unit_test(test_path_sources),
         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_worker_limits_and_bad_text),
     };
     return cmocka_run_group_tests_name("clusters", tests, NULL, NULL);
 }

@@ -335,10 +335,45 @@ static void test_concurrent_readers(void **state)
     kcache_free(rc.c);
 }
 
+/* The object cap: new keys and long lists are refused, updates pass. */
+static void test_max_objects(void **state)
+{
+    (void)state;
+    struct kcache *c = kcache_new();
+    assert_non_null(c);
+    kcache_set_max_objects(c, 2);
+    assert_int_equal(kcache_max_objects(c), 2);
+    assert_int_equal(kcache_upsert(c, json_pack("{s:{s:s,s:s}}", "metadata", "name", "a",
+                                                "resourceVersion", "1")),
+                     0);
+    assert_int_equal(kcache_upsert(c, json_pack("{s:{s:s,s:s}}", "metadata", "name", "b",
+                                                "resourceVersion", "1")),
+                     0);
+    assert_int_equal(kcache_upsert(c, json_pack("{s:{s:s,s:s}}", "metadata", "name", "c",
+                                                "resourceVersion", "1")),
+                     KCACHE_ERR_FULL);
+    assert_int_equal(kcache_upsert(c, json_pack("{s:{s:s,s:s}}", "metadata", "name", "a",
+                                                "resourceVersion", "2")),
+                     0);
+    assert_int_equal(kcache_len(c), 2);
+    json_t *three = json_pack("[{s:{s:s}},{s:{s:s}},{s:{s:s}}]", "metadata", "name", "x",
+                              "metadata", "name", "y", "metadata", "name", "z");
+    assert_int_equal(kcache_replace(c, three), KCACHE_ERR_FULL);
+    json_t *a = kcache_get(c, "a"); /* unchanged */
+    assert_non_null(a);
+    json_decref(a);
+    json_array_remove(three, 2);
+    assert_int_equal(kcache_replace(c, three), 0);
+    assert_int_equal(kcache_len(c), 2);
+    json_decref(three);
+    kcache_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_key),
+        cmocka_unit_test(test_max_objects),
         cmocka_unit_test(test_upsert_and_remove),
         cmocka_unit_test(test_replace),
         cmocka_unit_test(test_replace_duplicate_items),

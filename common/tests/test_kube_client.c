@@ -490,6 +490,27 @@ static void test_status_errors(void **state)
     assert_true(strlen(st.message) < 300);
     assert_non_null(strstr(st.message, "xxx..."));
 
+    /* A body that is not UTF-8 is quoted escaped (it goes into JSON status
+     * conditions, and jansson refuses invalid strings), also when a Status'
+     * message is cut in the middle of a character. */
+    r = (struct th_response){.status = 502, .body = "bad \xff\xfe gateway \xc3"};
+    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    assert_string_equal(st.message, "HTTP 502: bad \xef\xbf\xbd\xef\xbf\xbd gateway \xef\xbf\xbd");
+    json_t *js = json_string(st.message);
+    assert_non_null(js);
+    json_decref(js);
+    char longmsg[1200];
+    strcpy(longmsg, "{\"kind\":\"Status\",\"code\":500,\"message\":\"");
+    size_t off = strlen(longmsg);
+    for (int i = 0; i < 400; i++, off += 2)
+        memcpy(longmsg + off, "\xc3\xa9", 2);
+    strcpy(longmsg + off, "\"}");
+    r = (struct th_response){.status = 500, .body = longmsg};
+    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    js = json_string(st.message);
+    assert_non_null(js);
+    json_decref(js);
+
     /* All on one kept-alive connection, errors included. */
     assert_int_equal(th_connections(e.s), 1);
     env_down(&e);

@@ -44,8 +44,10 @@ struct fake {
     /* Watch answers in order; then a live stream that stays open. */
     struct th_response watches[8];
     int nwatches, watch_i;
+    int watch_gone; /* then every watch answers 410 Gone */
     /* What was asked. */
     int list_reqs, watch_reqs;
+    long list_limit[64];
     long long list_at[64];
     char watch_query[8][512];
     char list_target[512];
@@ -60,13 +62,20 @@ static int fake_handler(const struct th_request *req, struct th_response *resp, 
             snprintf(f->watch_query[f->watch_reqs], sizeof(f->watch_query[0]), "%s%s%s", req->path,
                      "?", req->query);
         f->watch_reqs++;
-        if (f->watch_i < f->nwatches)
+        if (f->watch_i < f->nwatches) {
             *resp = f->watches[f->watch_i++];
-        else
+        } else if (f->watch_gone) {
+            resp->status = 410;
+            resp->body = STATUS(410, "Expired", "too old resource version");
+        } else {
             resp->live = 1;
+        }
     } else {
-        if (f->list_reqs < 64)
+        if (f->list_reqs < 64) {
             f->list_at[f->list_reqs] = th_now_ms();
+            const char *l = strstr(req->query, "limit=");
+            f->list_limit[f->list_reqs] = l ? atol(l + 6) : 0;
+        }
         f->list_reqs++;
         snprintf(f->list_target, sizeof(f->list_target), "%s", req->target);
         const char *body = f->list_i < f->nlists ? f->lists[f->list_i++] : f->list_body;
@@ -437,7 +446,8 @@ static void test_errors_back_off_then_recover(void **state)
     assert_false(st.synced);
     assert_false(kw_informer_synced(e.inf));
     assert_true(st.disconnected_since_ms > 0);
-    assert_non_null(strstr(st.last_error, "HTTP 500"));
+    if (!strstr(st.last_error, "HTTP 500"))
+        fail_msg("last_error: %s", st.last_error);
     assert_non_null(strstr(st.last_error, "etcd is sad"));
     pthread_mutex_lock(&e.f.lock);
     e.f.list_body = LIST("10", JOB("a", "5"));
@@ -557,6 +567,125 @@ static void test_periodic_resync(void **state)
     env_down(&e);
 }
 
+/* A server that answers every watch with 410 Gone: relists back off (as
+ * client-go's reflector) instead of a list+watch round every few ms. */
+static void test_gone_relists_back_off(void **state)
+{
+    (void)state;
+    struct env e;
+    env_up(&e);
+    e.f.list_body = LIST("10", JOB("a", "5"));
+    e.f.watch_gone = 1;
+    struct kw_options o = {.resync_period_ms = -1}; /* the default backoff */
+    start(&e, NULL, NULL, &o);
+    sleep_ms(3000);
+    int lists = FAKE(&e, list_reqs);
+    /* 0.4-0.8 s, 0.8-1.6 s, 1.6-3.2 s ... between rounds: at most 4 lists
+     * in 3 s; without backoff it was dozens. */
+    assert_true(lists >= 2);
+    assert_true(lists < 10);
+    struct kw_stats st = stats(&e);
+    assert_int_equal(st.reconnects, 0); /* still no failure */
+    env_down(&e);
+}
+
+/* A watch event over max_line ends the watch as an over-limit failure. */
+static void test_oversized_watch_event(void **state)
+{
+    (void)state;
+    struct env e;
+    env_up(&e);
+    e.f.list_body = LIST("10", JOB("a", "5"));
+    static char big[2048];
+    snprintf(big, sizeof(big),
+             "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\","
+             "\"namespace\":\"ns\",\"resourceVersion\":\"11\"},\"pad\":\"%01500d\"}}\n",
+             0);
+    static const char *chunks[1];
+    chunks[0] = big;
+    e.f.watches[0] = (struct th_response){.chunks = chunks, .nchunks = 1, .hold_ms = 5000};
+    e.f.nwatches = 1;
+    struct kw_options o = {.resync_period_ms = -1, .backoff_initial_ms = 20, .max_line = 1024};
+    start(&e, NULL, NULL, &o);
+    WAIT_FOR(stats(&e).reconnects >= 1, 5000);
+    struct kw_stats st = stats(&e);
+    assert_true(st.over_limit);
+    assert_non_null(strstr(st.last_error, "longer than 1024 bytes"));
+    char rv[32];
+    assert_string_equal(cached_rv(&e, "ns/b", rv), "absent");
+    /* The next (live) watch works again and clears the flag. */
+    WAIT_FOR(stats(&e).connected, 5000);
+    assert_false(stats(&e).over_limit);
+    env_down(&e);
+}
+
+/* A list page over the client's max_body is asked again with half the
+ * limit; when one object alone is too big the list fails over-limit. */
+static void test_list_page_too_big(void **state)
+{
+    (void)state;
+    struct env e;
+    env_up(&e);
+    kc_free(e.c);
+    struct kc_options small = FAST;
+    small.max_body = 4096;
+    char err[256] = "";
+    e.c = kc_new(e.cfg, &small, err, sizeof(err));
+    assert_non_null(e.c);
+    static char body[8192];
+    snprintf(body, sizeof(body),
+             LIST("10", "{\"kind\":\"Job\",\"metadata\":{\"name\":\"a\",\"namespace\":"
+                        "\"ns\",\"resourceVersion\":\"5\"},\"pad\":\"%05000d\"}"),
+             0);
+    e.f.list_body = body;
+    struct kw_options o = {.resync_period_ms = -1, .backoff_initial_ms = 20, .page_size = 4};
+    start(&e, NULL, NULL, &o);
+    WAIT_FOR(stats(&e).reconnects >= 1, 5000);
+    struct kw_stats st = stats(&e);
+    assert_true(st.over_limit);
+    assert_false(st.synced);
+    assert_non_null(strstr(st.last_error, "exceeds 4096 bytes"));
+    pthread_mutex_lock(&e.f.lock);
+    assert_true(e.f.list_reqs >= 3);
+    assert_int_equal(e.f.list_limit[0], 4);
+    assert_int_equal(e.f.list_limit[1], 2);
+    assert_int_equal(e.f.list_limit[2], 1);
+    pthread_mutex_unlock(&e.f.lock);
+    env_down(&e);
+}
+
+/* The cache's object cap: a list or a watch that would pass it fails. */
+static void test_object_cap(void **state)
+{
+    (void)state;
+    struct env e;
+    env_up(&e);
+    kcache_set_max_objects(e.cache, 2);
+    e.f.lists[0] = LIST("10", JOB("a", "5") "," JOB("b", "6") "," JOB("c", "7"));
+    e.f.nlists = 1;
+    e.f.list_body = LIST("20", JOB("a", "5") "," JOB("b", "6"));
+    static const char *const chunks[] = {EV("MODIFIED", JOB("a", "21"))
+                                             EV("ADDED", JOB("c", "22"))};
+    e.f.watches[0] = (struct th_response){.chunks = chunks, .nchunks = 1, .hold_ms = 5000};
+    e.f.nwatches = 1;
+    start(&e, NULL, NULL, NULL);
+    WAIT_FOR(stats(&e).reconnects >= 1, 5000);
+    struct kw_stats st = stats(&e);
+    assert_true(st.over_limit);
+    assert_non_null(strstr(st.last_error, "more than 2 objects"));
+    assert_int_equal(kcache_len(e.cache), 0);
+    /* The second list fits; the watch's third object does not. */
+    WAIT_FOR(stats(&e).reconnects >= 2, 5000);
+    st = stats(&e);
+    assert_true(st.over_limit);
+    assert_non_null(strstr(st.last_error, "watch: more than 2 objects"));
+    char rv[32];
+    assert_string_equal(cached_rv(&e, "ns/a", rv), "21");
+    assert_string_equal(cached_rv(&e, "ns/c", rv), "absent");
+    assert_true(kcache_len(e.cache) <= 2);
+    env_down(&e);
+}
+
 static void test_start_null_stop(void **state)
 {
     (void)state;
@@ -584,6 +713,10 @@ int main(void)
         cmocka_unit_test(test_bad_list_is_a_failure),
         cmocka_unit_test(test_stop_during_backoff),
         cmocka_unit_test(test_periodic_resync),
+        cmocka_unit_test(test_gone_relists_back_off),
+        cmocka_unit_test(test_oversized_watch_event),
+        cmocka_unit_test(test_list_page_too_big),
+        cmocka_unit_test(test_object_cap),
         cmocka_unit_test(test_start_null_stop),
     };
     return cmocka_run_group_tests_name("kube_informer", tests, quiet, NULL);

@@ -295,6 +295,42 @@ static void test_decode_line(void **state)
     assert_null(ev.object);
 }
 
+/* The relist/retry backoff: a pure schedule of jittered, doubling, capped waits. */
+static void test_backoff_schedule(void **state)
+{
+    (void)state;
+    struct kw_backoff b;
+    kw_backoff_init(&b, 0, 0);
+    assert_int_equal(b.initial_ms, KW_BACKOFF_INITIAL_MS);
+    assert_int_equal(b.max_ms, KW_BACKOFF_MAX_MS);
+    /* r = 0 gives the low end (half), r = the span the high end. */
+    static const long lo[] = {400, 800, 1600, 3200, 6400, 12800, 15000, 15000, 15000};
+    for (size_t i = 0; i < sizeof(lo) / sizeof(lo[0]); i++)
+        assert_int_equal(kw_backoff_next(&b, 0), lo[i]);
+    kw_backoff_reset(&b);
+    static const long hi[] = {800, 1600, 3200, 6400, 12800, 25600, 30000, 30000};
+    for (size_t i = 0; i < sizeof(hi) / sizeof(hi[0]); i++) {
+        long span = b.cur_ms - b.cur_ms / 2;
+        assert_int_equal(kw_backoff_next(&b, (uint64_t)span), hi[i]);
+    }
+    /* Any random number stays within [cur/2, cur], and cur never passes max. */
+    kw_backoff_init(&b, 100, 1000);
+    uint64_t x = 88172645463325252ULL;
+    for (int i = 0; i < 1000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        long cur = b.cur_ms, w = kw_backoff_next(&b, x);
+        assert_true(w >= cur / 2 && w <= cur);
+        assert_true(b.cur_ms <= 1000);
+        if (i % 50 == 49)
+            kw_backoff_reset(&b);
+    }
+    /* The first wait is under a second; max below initial is raised. */
+    kw_backoff_init(&b, 500, 10);
+    assert_int_equal(b.max_ms, 500);
+    assert_true(kw_backoff_next(&b, ~0ULL) <= 500);
+    assert_int_equal(b.cur_ms, 500);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_callback_stops),
         cmocka_unit_test(test_finish_last_line),
         cmocka_unit_test(test_decode_line),
+        cmocka_unit_test(test_backoff_schedule),
     };
     return cmocka_run_group_tests_name("kube_watch_decoder", tests, NULL, NULL);
 }

@@ -86,6 +86,29 @@ secret_key() { km -n "$1" get secret "$2" -o json | jq -r --arg k "$3" '.data[$k
     km delete ns "$ns" --wait=false
 }
 
+@test "RBAC: kubeconfig Secrets by name only; the reconciler cannot read the certificate Secret" {
+    run helm_m upgrade "$REL" "$CHART" -n "$KNS" --reuse-values --set 'workerKubeconfigs.secretNames={worker-a}'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    local c as
+    for c in reconciler webhook; do
+        as="system:serviceaccount:$KNS:$REL-mkueue-$c"
+        [ "$(km auth can-i get secret/worker-a -n "$KNS" --as "$as")" = yes ]
+        run km auth can-i get secret/other -n "$KNS" --as "$as"
+        [ "$output" = no ]
+        run km auth can-i list secrets -n "$KNS" --as "$as"
+        [ "$output" = no ]
+        run km auth can-i watch secrets -n "$KNS" --as "$as"
+        [ "$output" = no ]
+    done
+    # the CA key lives in the certificate Secret: the webhook's alone
+    run km auth can-i get "secret/$REL-mkueue-webhook-tls" -n "$KNS" \
+        --as "system:serviceaccount:$KNS:$REL-mkueue-reconciler"
+    [ "$output" = no ]
+    [ "$(km auth can-i get "secret/$REL-mkueue-webhook-tls" -n "$KNS" \
+        --as "system:serviceaccount:$KNS:$REL-mkueue-webhook")" = yes ]
+}
+
 @test "the installed webhooks are live and skip excluded namespaces" {
     ns=$(fresh_ns mk40-jobs)
     km create ns "$ns"

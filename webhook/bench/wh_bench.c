@@ -101,6 +101,7 @@ static char *b64(const char *s)
 /* ---- the fake API server ------------------------------------------------------ */
 
 static char *secrets_list;
+static char *secret_one[2]; /* worker-1-kubeconfig, worker-2-kubeconfig: read by name */
 
 static const char *list_for(const char *path)
 {
@@ -133,6 +134,10 @@ static const char *list_for(const char *path)
                "\"locationType\":\"Secret\",\"location\":\"worker-2-kubeconfig\"}}}}]}";
     if (strcmp(path, "/api/v1/namespaces/mkueue-system/secrets") == 0)
         return secrets_list;
+    if (strcmp(path, "/api/v1/namespaces/mkueue-system/secrets/worker-1-kubeconfig") == 0)
+        return secret_one[0];
+    if (strcmp(path, "/api/v1/namespaces/mkueue-system/secrets/worker-2-kubeconfig") == 0)
+        return secret_one[1];
     if (strcmp(path, "/api/v1/namespaces") == 0)
         return "{\"kind\":\"NamespaceList\",\"metadata\":{\"resourceVersion\":\"10\"},\"items\":"
                "[{\"metadata\":{\"name\":\"ml-demo\",\"resourceVersion\":\"5\"}}]}";
@@ -1005,6 +1010,13 @@ int main(int argc, char **argv)
                  "\"resourceVersion\":\"6\"},\"data\":{\"kubeconfig\":\"%s\"}}]}",
                  kc_b64, kc_b64) < 0)
         die("out of memory");
+    for (int i = 0; i < 2; i++)
+        if (asprintf(&secret_one[i],
+                     "{\"kind\":\"Secret\",\"metadata\":{\"namespace\":\"mkueue-system\","
+                     "\"name\":\"worker-%d-kubeconfig\",\"resourceVersion\":\"%d\"},"
+                     "\"data\":{\"kubeconfig\":\"%s\"}}",
+                     i + 1, 5 + i, kc_b64) < 0)
+            die("out of memory");
     th_set_handler(api, fake_api, NULL);
     snprintf(path, sizeof(path), "%s/manager.yaml", dir);
     write_file(path, kubeconfig);
@@ -1126,6 +1138,8 @@ cleanup:
     free(kubeconfig);
     free(kc_b64);
     free(secrets_list);
+    free(secret_one[0]);
+    free(secret_one[1]);
     free(cac);
     free(cak);
     free(crt);
