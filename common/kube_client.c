@@ -250,7 +250,7 @@ static void decode_error(struct kc_status *st, long http, const char *body, size
         if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
             p[i] = ' ';
     if (n < len)
-        strcat(st->message, "...");
+        memcpy(p + out, "...", 4); /* room kept for it and the NUL */
 }
 
 /* Retry-After: delta-seconds or an HTTP date. */

@@ -839,10 +839,10 @@ int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
     *requeue_ms = plan->requeue_ms;
     if (log_enabled(LOG_DEBUG) && plan->n) {
         char acts[512] = "";
-        for (size_t i = 0; i < plan->n; i++) {
-            strncat(acts, i ? "," : "", sizeof(acts) - strlen(acts) - 1);
-            strncat(acts, rc_act_name(plan->acts[i].type), sizeof(acts) - strlen(acts) - 1);
-        }
+        size_t w = 0;
+        for (size_t i = 0; i < plan->n && w < sizeof(acts); i++)
+            w += (size_t)snprintf(acts + w, sizeof(acts) - w, "%s%s", i ? "," : "",
+                                  rc_act_name(plan->acts[i].type));
         LOG_D(LG, "plan", "workload", key, "step", plan->step, "actions", acts);
     }
     rc = execute(x, h, plan, key, requeue_ms);

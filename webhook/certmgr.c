@@ -796,8 +796,7 @@ int wh_certmgr_split_sans(const char *list, char ***dns_out, char ***ips_out)
     int rc = -1;
     if (!dns || !ips || !copy)
         goto out;
-    char *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    for (char *next = copy, *t; (t = strsep(&next, ",")) != NULL;) {
         t += strspn(t, " \t");
         size_t n = strcspn(t, " \t");
         t[n] = '\0';

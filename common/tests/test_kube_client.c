@@ -500,11 +500,11 @@ static void test_status_errors(void **state)
     assert_non_null(js);
     json_decref(js);
     char longmsg[1200];
-    strcpy(longmsg, "{\"kind\":\"Status\",\"code\":500,\"message\":\"");
-    size_t off = strlen(longmsg);
+    size_t off = (size_t)snprintf(longmsg, sizeof(longmsg),
+                                  "{\"kind\":\"Status\",\"code\":500,\"message\":\"");
     for (int i = 0; i < 400; i++, off += 2)
         memcpy(longmsg + off, "\xc3\xa9", 2);
-    strcpy(longmsg + off, "\"}");
+    memcpy(longmsg + off, "\"}", 3);
     r = (struct th_response){.status = 500, .body = longmsg};
     assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
     js = json_string(st.message);

@@ -277,11 +277,14 @@ static void test_base64_wrapped_lines(void **state)
     (void)state;
     /* a folded block scalar keeps the line breaks: the decoder skips them */
     size_t n = strlen(ca_b64);
-    char *wrapped = calloc(1, n * 2 + 64), *y, err[256];
+    size_t cap = n * 2 + 64, w;
+    char *wrapped = calloc(1, cap), *y, err[256];
     struct kcfg *cfg = NULL;
-    char *p = wrapped + sprintf(wrapped, "|\n");
+    assert_non_null(wrapped);
+    w = (size_t)snprintf(wrapped, cap, "|\n");
     for (size_t i = 0; i < n; i += 64)
-        p += sprintf(p, "      %.64s\n", ca_b64 + i);
+        w += (size_t)snprintf(wrapped + w, cap - w, "      %.64s\n", ca_b64 + i);
+    assert_true(w < cap);
     y = with_ca_data(wrapped);
     assert_int_equal(parse(y, NULL, 0, NULL, &cfg, err, sizeof(err)), 0);
     assert_string_equal(cfg->ca_pem, ca_pem);
@@ -783,9 +786,14 @@ static char *nested(int levels, int maps)
 {
     char *s = malloc((size_t)levels * 5 + 64), *p = s;
     assert_non_null(s);
-    p += sprintf(p, "x: ");
-    for (int i = 0; i < levels; i++)
-        p += sprintf(p, maps ? "{a: " : "[");
+    memcpy(p, "x: ", 3);
+    p += 3;
+    for (int i = 0; i < levels; i++) {
+        const char *open = maps ? "{a: " : "[";
+        size_t k = strlen(open);
+        memcpy(p, open, k);
+        p += k;
+    }
     *p++ = '1';
     for (int i = 0; i < levels; i++)
         *p++ = maps ? '}' : ']';
@@ -815,10 +823,11 @@ static void test_too_many_nodes(void **state)
     size_t n = KCFG_MAX_NODES + 10;
     char *s = malloc(n * 2 + 16), *p = s;
     assert_non_null(s);
-    p += sprintf(p, "x: [");
-    for (size_t i = 0; i < n; i++)
-        p += sprintf(p, "1,");
-    strcpy(p, "1]");
+    memcpy(p, "x: [", 4);
+    p += 4;
+    for (size_t i = 0; i < n; i++, p += 2)
+        memcpy(p, "1,", 2);
+    memcpy(p, "1]", 3);
     expect_error(s, 0, "YAML has more than 65536 nodes");
     free(s);
 }

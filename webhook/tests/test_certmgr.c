@@ -179,7 +179,7 @@ static int setup(void **state)
     char err[256] = "";
     e->c = kc_new(&e->cfg, &ko, err, sizeof(err));
     assert_non_null(e->c);
-    strcpy(e->dir, "/tmp/test-certmgr-XXXXXX");
+    snprintf(e->dir, sizeof(e->dir), "/tmp/test-certmgr-XXXXXX");
     assert_non_null(mkdtemp(e->dir));
     fake_now = time(NULL);
     e->o = (struct wh_certmgr_opts){
@@ -516,7 +516,7 @@ static void test_two_replicas_converge(void **state)
     for (int i = 0; i < 2; i++) {
         r[i].e = e;
         r[i].o = e->o;
-        strcpy(r[i].dir, "/tmp/test-certmgr-r-XXXXXX");
+        snprintf(r[i].dir, sizeof(r[i].dir), "/tmp/test-certmgr-r-XXXXXX");
         assert_non_null(mkdtemp(r[i].dir));
         r[i].o.cert_dir = r[i].dir;
         pthread_create(&t[i], NULL, race_run, &r[i]);

@@ -342,14 +342,27 @@ static void record(struct th_server *s, struct th_request *r)
 }
 
 /* Parses the head (request line + headers, without the blank line). */
+/* The next non-empty line of a CR/LF-separated head, cut in place (NULL at
+ * the end); *cur moves past it. */
+static char *next_line(char **cur)
+{
+    char *s = *cur + strspn(*cur, "\r\n");
+    if (!*s)
+        return NULL;
+    char *e = s + strcspn(s, "\r\n");
+    *cur = *e ? e + 1 : e;
+    *e = '\0';
+    return s;
+}
+
 static struct th_request *parse_head(char *head, size_t *content_length)
 {
     struct th_request *r = calloc(1, sizeof(*r));
     if (!r)
         abort();
     *content_length = 0;
-    char *save = NULL;
-    char *line = strtok_r(head, "\r\n", &save);
+    char *cur = head;
+    char *line = next_line(&cur);
     char target[8192];
     if (!line || sscanf(line, "%15s %8191s", r->method, target) != 2) {
         request_free(r);
@@ -361,7 +374,7 @@ static struct th_request *parse_head(char *head, size_t *content_length)
     if (q)
         *q = '\0';
     r->path = xstrdup(target);
-    while ((line = strtok_r(NULL, "\r\n", &save)) != NULL) {
+    while ((line = next_line(&cur)) != NULL) {
         char *colon = strchr(line, ':');
         if (!colon)
             continue;
