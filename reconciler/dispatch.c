@@ -253,9 +253,7 @@ static json_t *remote_job(struct rc_ctx *x, struct mkcs_conn *c, int ki, const c
         return NULL;
     json_t *job = rc_cache_get_nsname(mkcs_conn_cache(c, (size_t)(1 + ki)), ns, name);
     (void)x;
-    const char *pb = jx_str(job, "metadata.annotations[" MK_PREBUILT "]");
-    if (!pb)
-        pb = jx_str(job, "metadata.labels[" MK_PREBUILT "]");
+    const char *pb = rc_prebuilt_name(job);
     if (job && (!pb || strcmp(pb, wl_name) != 0)) {
         /* ours (origin label) but for another Workload: the GC's business */
         json_decref(job);
@@ -484,16 +482,7 @@ static int remove_remote(struct rc_ctx *x, struct held *h, int i)
     if (r->wl) {
         const char *ns = jx_str(r->wl, "metadata.namespace"), *n = jx_str(r->wl, "metadata.name");
         if (rc_has_finalizer(r->wl, RC_FINALIZER)) {
-            json_t *rest = json_array();
-            size_t k;
-            json_t *f;
-            json_array_foreach(jx_get(r->wl, "metadata.finalizers"), k, f)
-            {
-                if (rest && json_is_string(f) && strcmp(json_string_value(f), RC_FINALIZER))
-                    json_array_append(rest, f);
-            }
-            json_t *p = json_pack("{s:{s:s?,s:o}}", "metadata", "resourceVersion",
-                                  jx_str(r->wl, "metadata.resourceVersion"), "finalizers", rest);
+            json_t *p = rc_finalizer_removal(r->wl, RC_FINALIZER);
             int rc =
                 p ? kc_patch(c, &WORKLOADS, ns, n, NULL, KC_PATCH_MERGE, p, NULL, NULL, &st) : -1;
             json_decref(p);
@@ -537,9 +526,7 @@ static int create_remote(struct rc_ctx *x, struct held *h, int i, const struct k
         remote_failed(x, cluster, "get", name, &st);
         return -1;
     }
-    const char *pb = jx_str(cur, "metadata.annotations[" MK_PREBUILT "]");
-    if (!pb)
-        pb = jx_str(cur, "metadata.labels[" MK_PREBUILT "]");
+    const char *pb = rc_prebuilt_name(cur);
     int ours = origin_matches(x, cur) && (!wl_name || (pb && strcmp(pb, wl_name) == 0));
     json_decref(cur);
     if (!ours) {
@@ -604,9 +591,7 @@ static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *
             remote_failed(x, r->cluster, "get job", name, &st);
             return -1;
         }
-        const char *pb = jx_str(live, "metadata.annotations[" MK_PREBUILT "]");
-        if (!pb)
-            pb = jx_str(live, "metadata.labels[" MK_PREBUILT "]");
+        const char *pb = rc_prebuilt_name(live);
         const char *wname = jx_str(h->obs.wl, "metadata.name");
         if (!origin_matches(x, live) || !pb || !wname || strcmp(pb, wname) != 0) {
             json_decref(live); /* not our copy of this Workload's job */
@@ -684,16 +669,7 @@ static int remote_priority(struct rc_ctx *x, struct held *h, int i)
 
 static int remove_finalizer(struct rc_ctx *x, json_t **cur)
 {
-    json_t *rest = json_array();
-    size_t k;
-    json_t *f;
-    json_array_foreach(jx_get(*cur, "metadata.finalizers"), k, f)
-    {
-        if (rest && json_is_string(f) && strcmp(json_string_value(f), RC_FINALIZER))
-            json_array_append(rest, f);
-    }
-    json_t *p = json_pack("{s:{s:s?,s:o}}", "metadata", "resourceVersion",
-                          jx_str(*cur, "metadata.resourceVersion"), "finalizers", rest);
+    json_t *p = rc_finalizer_removal(*cur, RC_FINALIZER);
     json_t *out = NULL;
     struct kc_status st;
     int rc = p ? kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),

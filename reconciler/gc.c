@@ -43,16 +43,7 @@ static int delete_obj(struct rc_ctx *x, const char *cluster, struct kc_client *c
     if (!origin_ok(x, obj))
         return 0; /* invariant 1 */
     if (res == &WORKLOADS && rc_has_finalizer(obj, RC_FINALIZER)) {
-        json_t *rest = json_array();
-        size_t i;
-        json_t *f;
-        json_array_foreach(jx_get(obj, "metadata.finalizers"), i, f)
-        {
-            if (rest && json_is_string(f) && strcmp(json_string_value(f), RC_FINALIZER))
-                json_array_append(rest, f);
-        }
-        json_t *p = json_pack("{s:{s:s?,s:o}}", "metadata", "resourceVersion",
-                              jx_str(obj, "metadata.resourceVersion"), "finalizers", rest);
+        json_t *p = rc_finalizer_removal(obj, RC_FINALIZER);
         int rc = p ? kc_patch(c, res, ns, name, NULL, KC_PATCH_MERGE, p, NULL, NULL, &st) : -1;
         json_decref(p);
         if (rc < 0 && !kc_is_not_found(&st))
@@ -94,9 +85,7 @@ int rc_gc_cluster(struct rc_ctx *x, const char *cluster)
         json_t *j;
         json_array_foreach(jobs, i, j)
         {
-            const char *pb = jx_str(j, "metadata.annotations[" MK_PREBUILT "]");
-            if (!pb)
-                pb = jx_str(j, "metadata.labels[" MK_PREBUILT "]");
+            const char *pb = rc_prebuilt_name(j);
             const char *ns = jx_str(j, "metadata.namespace");
             if (!pb || !ns || rc_wl_deleting(j) || !orphaned(x, ns, pb))
                 continue;

@@ -318,9 +318,7 @@ static void remote_job_event(const char *cluster, const char *key, json_t *obj, 
     (void)cluster, (void)key, (void)deleted;
     struct app *a = ud;
     const char *ns = jx_str(obj, "metadata.namespace");
-    const char *pb = jx_str(obj, "metadata.annotations[" MK_PREBUILT "]");
-    if (!pb)
-        pb = jx_str(obj, "metadata.labels[" MK_PREBUILT "]");
+    const char *pb = rc_prebuilt_name(obj);
     if (!ns || !pb)
         return;
     char wkey[KCACHE_KEY_MAX];

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "jsonx.h"
+#include "kinds/kinds.h"
 
 void rc_now_rfc3339(char out[32])
 {
@@ -185,6 +186,31 @@ int rc_has_finalizer(const json_t *obj, const char *finalizer)
             return 1;
     }
     return 0;
+}
+
+json_t *rc_finalizer_removal(const json_t *obj, const char *finalizer)
+{
+    json_t *rest = json_array();
+    size_t i;
+    json_t *f;
+    json_array_foreach(jx_get(obj, "metadata.finalizers"), i, f)
+    {
+        if (rest && json_is_string(f) && strcmp(json_string_value(f), finalizer) != 0 &&
+            json_array_append(rest, f) < 0) {
+            json_decref(rest);
+            return NULL;
+        }
+    }
+    if (!rest)
+        return NULL;
+    return json_pack("{s:{s:s?,s:o}}", "metadata", "resourceVersion",
+                     jx_str(obj, "metadata.resourceVersion"), "finalizers", rest);
+}
+
+const char *rc_prebuilt_name(const json_t *job)
+{
+    const char *pb = jx_str(job, "metadata.labels[" MK_PREBUILT "]");
+    return pb ? pb : jx_str(job, "metadata.annotations[" MK_PREBUILT "]");
 }
 
 json_t *rc_wl_owner(const json_t *wl)

@@ -44,6 +44,14 @@ int rc_wl_evicted(const json_t *wl);   /* Evicted=True */
 int rc_wl_admitted(const json_t *wl);  /* Admitted=True */
 int rc_wl_deleting(const json_t *obj); /* metadata.deletionTimestamp set */
 int rc_has_finalizer(const json_t *obj, const char *finalizer);
+/* The merge patch that takes `finalizer` off obj, keeping its other
+ * finalizers, with obj's resourceVersion as precondition: new reference,
+ * NULL on allocation failure. */
+json_t *rc_finalizer_removal(const json_t *obj, const char *finalizer);
+/* The manager Workload a remote job belongs to: its prebuilt-workload-name
+ * label (as Kueue reads it), else the annotation older mkueue versions
+ * wrote; borrowed, NULL when neither. */
+const char *rc_prebuilt_name(const json_t *job);
 
 /* The controller ownerReference (else the first one), borrowed, or NULL. */
 json_t *rc_wl_owner(const json_t *wl);
