@@ -103,24 +103,9 @@ int rc_reconcile_admission_check(struct rc_ctx *x, const char *name)
     struct rc_ac_state s;
     rc_ac_compute(ac, cfg, x->mkclusters, &s);
     json_decref(cfg);
-    json_t *cur = rc_cond_find(ac, "Active");
-    const char *cs = jx_str(cur, "status"), *cr = jx_str(cur, "reason"),
-               *cm = jx_str(cur, "message");
-    if (cs && cr && cm && !strcmp(cs, s.status) && !strcmp(cr, s.reason) && !strcmp(cm, s.message))
-        goto out;
-    char now[32];
-    rc_now_rfc3339(now);
-    json_t *conds = rc_conds_with(jx_get(ac, "status.conditions"), "Active", s.status, s.reason,
-                                  s.message, now);
-    json_t *c = NULL;
-    size_t i;
-    json_array_foreach(conds, i, c)
-    {
-        if (!strcmp(jx_str(c, "type") ? jx_str(c, "type") : "", "Active"))
-            json_object_set_new(c, "observedGeneration",
-                                json_integer(jx_int(ac, "metadata.generation", 0)));
-    }
-    json_t *body = conds ? json_pack("{s:{s:o}}", "status", "conditions", conds) : NULL;
+    json_t *body = NULL;
+    if (rc_active_patch(ac, s.status, s.reason, s.message, &body) == 0 && !body)
+        goto out; /* already says so */
     struct kc_status st;
     rc = body ? kc_patch(x->mgr, &ACS, NULL, name, "status", KC_PATCH_MERGE, body, NULL, NULL, &st)
               : -1;

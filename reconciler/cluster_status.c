@@ -40,24 +40,9 @@ int rc_reconcile_cluster(struct rc_ctx *x, const char *name)
      * written and the old one stay): a worker's error text is escaped. */
     buf_utf8_sanitize(s.message, sizeof(s.message));
     const char *message = s.message[0] ? s.message : (s.connected ? "Connected" : "connecting");
-    json_t *cur = rc_cond_find(mkc, "Active");
-    const char *cs = jx_str(cur, "status"), *cr = jx_str(cur, "reason"),
-               *cm = jx_str(cur, "message");
-    if (cs && cr && cm && !strcmp(cs, status) && !strcmp(cr, reason) && !strcmp(cm, message))
-        goto out;
-    char now[32];
-    rc_now_rfc3339(now);
-    json_t *conds =
-        rc_conds_with(jx_get(mkc, "status.conditions"), "Active", status, reason, message, now);
-    size_t i;
-    json_t *c;
-    json_array_foreach(conds, i, c)
-    {
-        if (!strcmp(jx_str(c, "type") ? jx_str(c, "type") : "", "Active"))
-            json_object_set_new(c, "observedGeneration",
-                                json_integer(jx_int(mkc, "metadata.generation", 0)));
-    }
-    json_t *body = conds ? json_pack("{s:{s:o}}", "status", "conditions", conds) : NULL;
+    json_t *body = NULL;
+    if (rc_active_patch(mkc, status, reason, message, &body) == 0 && !body)
+        goto out; /* already says so */
     struct kc_status st;
     rc = body ? kc_patch(x->mgr, &MKCS, NULL, name, "status", KC_PATCH_MERGE, body, NULL, NULL, &st)
               : -1;

@@ -188,6 +188,34 @@ int rc_has_finalizer(const json_t *obj, const char *finalizer)
     return 0;
 }
 
+int rc_active_patch(const json_t *obj, const char *status, const char *reason, const char *message,
+                    json_t **out)
+{
+    *out = NULL;
+    json_t *cur = rc_cond_find(obj, "Active");
+    const char *cs = jx_str(cur, "status"), *cr = jx_str(cur, "reason"),
+               *cm = jx_str(cur, "message");
+    if (cs && cr && cm && !strcmp(cs, status) && !strcmp(cr, reason) && !strcmp(cm, message))
+        return 0;
+    char now[32];
+    rc_now_rfc3339(now);
+    json_t *conds =
+        rc_conds_with(jx_get(obj, "status.conditions"), "Active", status, reason, message, now);
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c)
+    {
+        if (!strcmp(jx_str(c, "type") ? jx_str(c, "type") : "", "Active") &&
+            json_object_set_new(c, "observedGeneration",
+                                json_integer(jx_int(obj, "metadata.generation", 0))) < 0) {
+            json_decref(conds);
+            return -1;
+        }
+    }
+    *out = conds ? json_pack("{s:{s:o}}", "status", "conditions", conds) : NULL;
+    return *out ? 0 : -1;
+}
+
 json_t *rc_finalizer_removal(const json_t *obj, const char *finalizer)
 {
     json_t *rest = json_array();

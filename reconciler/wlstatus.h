@@ -25,6 +25,12 @@ int rc_cond_true(const json_t *obj, const char *type);
  * new reference, NULL on oom. */
 json_t *rc_conds_with(const json_t *conds, const char *type, const char *status, const char *reason,
                       const char *message, const char *now);
+/* The status merge patch that sets obj's `Active` condition (with
+ * observedGeneration, as Kueue writes it on AdmissionChecks and
+ * MultiKueueClusters): *out gets a new reference, or NULL when the condition
+ * already says exactly this. Returns 0, -1 on allocation failure. */
+int rc_active_patch(const json_t *obj, const char *status, const char *reason, const char *message,
+                    json_t **out);
 
 /* status.admissionChecks entry of that name (borrowed) or NULL. */
 json_t *rc_check_find(const json_t *wl, const char *name);
