@@ -27,6 +27,7 @@
 #include "kube_watch.h"
 #include "leader.h"
 #include "log.h"
+#include "signals.h"
 #include "pack.h"
 #include "probe.h"
 #include "schema.h"
@@ -792,11 +793,7 @@ int main(int argc, char **argv)
 
     /* signals are taken by sigwait in main only */
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    sigs_block_stop(&sigs);
 
     int code = 1;
     if (setup(a, err, sizeof(err)) < 0) {

@@ -8,6 +8,7 @@
 #include "app.h"
 #include "config.h"
 #include "log.h"
+#include "signals.h"
 #include "server.h"
 #include "certmgr.h"
 #include "kube_client.h"
@@ -40,11 +41,7 @@ int main(int argc, char **argv)
 
     /* Signals go to sigwait below, never to server or informer threads. */
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    sigs_block_stop(&sigs);
 
     int exit_code = 1;
     struct wh_metrics m;
