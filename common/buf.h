@@ -7,6 +7,14 @@
 
 #include <stddef.h>
 
+/* The caps of the buffers the code builds, in one list (as curl's
+ * dynbuf.h): each names what its buffer holds. Buffers of untrusted input
+ * take their cap from the reader's own limit (a body, a watch line). */
+#define BUF_CAP_URL      (64u * 1024)        /* a URL, path, query or header line */
+#define BUF_CAP_JSON_PTR (64u * 1024)        /* a JSON Pointer into a document */
+#define BUF_CAP_LOG_LINE (64u * 1024)        /* one log record */
+#define BUF_CAP_REPLY    (16u * 1024 * 1024) /* an HTTP answer the webhook builds */
+
 struct buf {
     char *data;   /* owned; NULL until the first append */
     size_t len;   /* bytes used, excluding the terminating NUL */

@@ -99,7 +99,7 @@ char *kc_escape(const char *s)
     if (!s)
         return NULL;
     struct buf b;
-    buf_init(&b, 0);
+    buf_init(&b, BUF_CAP_URL);
     if (append_escaped(&b, s) < 0 || !buf_cstr(&b)) {
         buf_free(&b);
         return NULL;
@@ -128,7 +128,7 @@ char *kc_path(const struct kc_resource *r, const char *ns, const char *name, con
     if (sub && !name)
         return NULL;
     struct buf b;
-    buf_init(&b, 0);
+    buf_init(&b, BUF_CAP_URL);
     int rc = 0;
     if (!r->group || !*r->group) {
         buf_append_str(&b, "/api");
@@ -393,7 +393,7 @@ static int make_headers(struct kc_client *c, const char *content_type, struct cu
     int rc = KC_OK;
     char *tok = kcfg_bearer_token(c->cfg);
     struct buf auth;
-    buf_init(&auth, 0);
+    buf_init(&auth, BUF_CAP_URL);
 #define ADD(s)                                                                                     \
     do {                                                                                           \
         if (!(t = curl_slist_append(l, (s)))) {                                                    \
@@ -452,7 +452,7 @@ out:
 static char *make_url(struct kc_client *c, const char *path, const char *query)
 {
     struct buf b;
-    buf_init(&b, 0);
+    buf_init(&b, BUF_CAP_URL);
     buf_printf(&b, "%s%s%s%s", c->url_base, path, query && *query ? "?" : "", query ? query : "");
     if (!buf_ok(&b)) {
         buf_free(&b);
@@ -699,7 +699,7 @@ int kc_list(struct kc_client *c, const struct kc_resource *r, const char *ns,
     if (!path)
         return inval(st, out, "invalid resource or namespace");
     struct buf q;
-    buf_init(&q, 0);
+    buf_init(&q, BUF_CAP_URL);
     if (o) {
         query_add(&q, "labelSelector", o->label_selector);
         query_add(&q, "fieldSelector", o->field_selector);
@@ -868,7 +868,7 @@ int kc_patch(struct kc_client *c, const struct kc_resource *r, const char *ns, c
     if (!path)
         return inval(st, out, "invalid resource, namespace or name");
     struct buf q;
-    buf_init(&q, 0);
+    buf_init(&q, BUF_CAP_URL);
     query_add(&q, "fieldManager", field_manager);
     if (type == KC_PATCH_APPLY)
         buf_append_str(&q, "&force=true");
@@ -1053,7 +1053,7 @@ static int parse_server(struct kc_client *c, char *err, size_t errlen)
     while (n && url[n - 1] == '/')
         url[--n] = '\0';
     struct buf b;
-    buf_init(&b, 0);
+    buf_init(&b, BUF_CAP_URL);
     buf_printf(&b, "%s:%s:%s:%s", cfg->tls_server_name, port, host, port);
     c->connect_to = buf_ok(&b) ? curl_slist_append(NULL, b.data) : NULL;
     buf_free(&b);

@@ -501,7 +501,7 @@ static char *watch_query(struct kw_informer *inf, long timeout_s)
 {
     struct buf q;
     char *rv = kc_escape(inf->rv), *ls = NULL, *fs = NULL;
-    buf_init(&q, 64 * 1024);
+    buf_init(&q, BUF_CAP_URL);
     if (!rv)
         goto out;
     buf_printf(&q, "watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%ld", rv,

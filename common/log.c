@@ -70,7 +70,7 @@ void log_kv(enum log_level level, const char *logger, const char *msg, ...)
     snprintf(when + n, sizeof(when) - n, ".%06ldZ", ts.tv_nsec / 1000);
 
     struct buf b;
-    buf_init(&b, 64 * 1024);
+    buf_init(&b, BUF_CAP_LOG_LINE);
     buf_append_str(&b, "{\"ts\":\"");
     buf_append_str(&b, when);
     buf_append_str(&b, "\"");

@@ -395,7 +395,7 @@ int jp_set_path(struct jp *p, const char *const *segs, size_t n, json_t *value)
 {
     int rc = -1;
     struct buf path;
-    buf_init(&path, 0);
+    buf_init(&path, BUF_CAP_JSON_PTR);
     json_t *cur = p ? p->doc : NULL;
     if (!cur || !value || (n && !segs))
         goto out;
@@ -448,7 +448,7 @@ int jp_remove_path(struct jp *p, const char *const *segs, size_t n)
 {
     int rc = -1;
     struct buf path;
-    buf_init(&path, 0);
+    buf_init(&path, BUF_CAP_JSON_PTR);
     json_t *cur = p ? p->doc : NULL;
     if (!cur || n == 0 || !segs)
         goto out;
@@ -486,7 +486,7 @@ int jp_append_path(struct jp *p, const char *const *segs, size_t n, json_t *valu
         return -1;
     }
     struct buf path;
-    buf_init(&path, 0);
+    buf_init(&path, BUF_CAP_JSON_PTR);
     for (size_t i = 0; i < n; i++)
         jp_append_token(&path, segs[i]);
     jp_append_token(&path, "-");

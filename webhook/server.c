@@ -77,7 +77,7 @@ static enum MHD_Result send_error(struct wh_server *s, struct MHD_Connection *co
     if (s->o.bad)
         mt_inc(s->o.bad, lv, 1);
     struct buf b;
-    buf_init(&b, 0);
+    buf_init(&b, BUF_CAP_REPLY);
     buf_append_str(&b, msg);
     buf_append_str(&b, "\n");
     return send_buf(conn, status, &b, "text/plain; charset=utf-8", allow);
@@ -185,7 +185,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return send_error(s, conn, 413, "request body too large", NULL);
     }
     struct buf out;
-    buf_init(&out, 0);
+    buf_init(&out, BUF_CAP_REPLY);
     const char *ctype = "text/plain; charset=utf-8";
     int get = strcmp(method, "POST") != 0;
     int status = s->o.handle(s->o.ud, url, get ? NULL : (rq->body.data ? rq->body.data : ""),

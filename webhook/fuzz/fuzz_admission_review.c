@@ -57,9 +57,9 @@ static void init(void)
 
 static void check(const char *path, const char *data, size_t size)
 {
-    struct wh_admitter a = {&ctx, NULL, 1 << 20, NULL};
+    struct wh_admitter a = {.ctx = &ctx, .max_body = 1 << 20};
     struct buf out;
-    buf_init(&out, 0);
+    buf_init(&out, BUF_CAP_REPLY);
     const char *ctype = NULL;
     int status = wh_admit(&a, path, data, size, &out, &ctype);
     if (status == 200) {
