@@ -10,7 +10,9 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "errf.h"
 #include "fileio.h"
+#include "flags.h"
 #include "kinds/kinds.h"
 
 #define MAX_CONFIG_BYTES (1024 * 1024)
@@ -61,53 +63,7 @@ void rc_config_defaults(struct rc_config *c)
 
 int rc_parse_duration(const char *s, long *ms)
 {
-    if (!s || !*s)
-        return -1;
-    if (strcmp(s, "0") == 0) {
-        *ms = 0;
-        return 0;
-    }
-    double total = 0;
-    const char *p = s;
-    while (*p) {
-        /* digits with an optional fraction; no sign, no exponent */
-        const char *q = p;
-        while (isdigit((unsigned char)*q) || *q == '.')
-            q++;
-        if (q == p || q - p > 30)
-            return -1;
-        char num[32], *end;
-        snprintf(num, sizeof(num), "%.*s", (int)(q - p), p);
-        errno = 0;
-        double v = strtod(num, &end);
-        if (errno || *end)
-            return -1;
-        p = q;
-        double unit;
-        if (strncmp(p, "ms", 2) == 0) {
-            unit = 1;
-            p += 2;
-        } else if (strncmp(p, "us", 2) == 0) {
-            unit = 0.001;
-            p += 2;
-        } else if (*p == 'h') {
-            unit = 3600000;
-            p++;
-        } else if (*p == 'm') {
-            unit = 60000;
-            p++;
-        } else if (*p == 's') {
-            unit = 1000;
-            p++;
-        } else {
-            return -1; /* a unit is required, as in Go */
-        }
-        total += v * unit;
-        if (total > (double)LONG_MAX / 2)
-            return -1;
-    }
-    *ms = (long)(total + 0.5);
-    return 0;
+    return fl_parse_duration(s, ms);
 }
 
 /* ---- YAML to JSON (all scalars as strings) -------------------------------- */
@@ -269,80 +225,23 @@ fail:
 
 /* ---- setting one key ------------------------------------------------------ */
 
-enum ktype { K_STR, K_DUR, K_INT, K_DBL, K_BOOL, K_MODE, K_DISPATCHER, K_LEVEL, K_LIST };
-
-struct key {
-    const char *file; /* dotted key in the file */
-    const char *flag; /* flag name without "--" */
-    enum ktype type;
-    size_t off;
-    size_t size; /* K_STR: buffer size */
-    const char *help;
-};
-
-#define F(m) offsetof(struct rc_config, m), sizeof(((struct rc_config *)0)->m)
-static const struct key keys[] = {
-    {"origin", "origin", K_STR, F(origin), "value of label kueue.x-k8s.io/multikueue-origin"},
-    {"namespace", "namespace", K_STR, F(namespace),
-     "namespace of kubeconfig Secrets and the Lease"},
-    {"mode", "mode", K_MODE, F(mode), "standalone (default) or with-kueue"},
-    {"gcInterval", "gc-interval", K_DUR, F(gc_interval_ms),
-     "remote garbage collection period (0 = off)"},
-    {"workerLostTimeout", "worker-lost-timeout", K_DUR, F(worker_lost_timeout_ms),
-     "how long a workload on a lost worker keeps running before re-dispatch"},
-    {"dispatcher", "dispatcher", K_DISPATCHER, F(dispatcher), "AllAtOnce, Incremental or External"},
-    {"incrementalDispatcher.stepSize", "incremental-step-size", K_INT, F(step_size),
-     "Incremental: clusters added per round"},
-    {"incrementalDispatcher.roundTimeout", "incremental-round", K_DUR, F(round_ms),
-     "Incremental: length of a round"},
-    {"integrations", "integrations", K_LIST, F(integrations),
-     "job kinds, e.g. batch/job,jobset.x-k8s.io/jobset"},
-    {"clientConnection.qps", "qps", K_DBL, F(qps), "manager API queries per second"},
-    {"clientConnection.burst", "burst", K_INT, F(burst), "manager API burst"},
-    {"workerConnection.qps", "worker-qps", K_DBL, F(worker_qps),
-     "per-worker API queries per second"},
-    {"workerConnection.burst", "worker-burst", K_INT, F(worker_burst), "per-worker API burst"},
-    {"workerConnection.timeout", "worker-timeout", K_DUR, F(worker_timeout_ms),
-     "per-request timeout towards workers (also bounds the reachability probe)"},
-    {"workers", "workers", K_INT, F(workers), "reconcile threads"},
-    {"logLevel", "log-level", K_LEVEL, F(log_level), "error, warn, info, debug or trace"},
-    {"metricsAddress", "metrics-addr", K_STR, F(metrics_addr),
-     "host:port of /metrics, /healthz, /readyz (0 = off)"},
-    {"kubeconfig", "kubeconfig", K_STR, F(kubeconfig), "manager kubeconfig (default: in-cluster)"},
-    {"kubeconfigDir", "kubeconfig-dir", K_STR, F(kubeconfig_dir),
-     "allowed folder of Path-type kubeconfigs"},
-    {"resyncPeriod", "resync-period", K_DUR, F(resync_ms),
-     "informer resync and periodic reconcile"},
-    {"probeInterval", "probe-interval", K_DUR, F(probe_interval_ms),
-     "reachability probe of connected workers (0 = off)"},
-    {"leaderElection.leaderElect", "leader-elect", K_BOOL, F(leader_elect),
-     "elect a leader with a Lease"},
-    {"leaderElection.leaseName", "lease-name", K_STR, F(lease_name), "name of the Lease"},
-    {"leaderElection.leaseDuration", "lease-duration", K_DUR, F(lease_duration_ms),
-     "lease duration"},
-    {"leaderElection.renewDeadline", "renew-deadline", K_DUR, F(renew_deadline_ms),
-     "renew deadline"},
-    {"leaderElection.retryPeriod", "retry-period", K_DUR, F(retry_period_ms), "retry period"},
-    {"leaderElection.identity", "identity", K_STR, F(identity),
-     "holder identity (default hostname_random)"},
-};
-#undef F
-#define NKEYS (sizeof(keys) / sizeof(keys[0]))
-
-static int parse_bool(const char *s, int *out)
+static int set_mode(void *field, const char *v)
 {
-    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "1") || !strcmp(s, "yes"))
-        *out = 1;
-    else if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "0") || !strcmp(s, "no"))
-        *out = 0;
+    enum rc_mode *m = field;
+    if (!strcmp(v, "standalone"))
+        *m = RC_MODE_STANDALONE;
+    else if (!strcmp(v, "with-kueue"))
+        *m = RC_MODE_WITH_KUEUE;
     else
         return -1;
     return 0;
 }
 
-static int set_dispatcher(struct rc_config *c, const char *v)
+/* field: the whole struct rc_config (the kind and the name as given) */
+static int set_dispatcher(void *field, const char *v)
 {
-    if (!*v)
+    struct rc_config *c = field;
+    if (!*v || strlen(v) >= sizeof(c->dispatcher_name))
         return -1;
     if (!strcmp(v, "AllAtOnce") || !strcmp(v, RC_DISPATCHER_ALL_AT_ONCE_NAME)) {
         c->dispatcher = RC_DISPATCH_ALL_AT_ONCE;
@@ -357,89 +256,80 @@ static int set_dispatcher(struct rc_config *c, const char *v)
     return 0;
 }
 
-static int add_integrations(struct rc_config *c, const char *csv)
-{
-    c->nintegrations = 0;
-    const char *p = csv;
-    while (*p) {
-        const char *e = strchr(p, ',');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        while (n && isspace((unsigned char)*p))
-            p++, n--;
-        while (n && isspace((unsigned char)p[n - 1]))
-            n--;
-        if (n) {
-            if (c->nintegrations == RC_MAX_KINDS || n >= sizeof(c->integrations[0]))
-                return -1;
-            snprintf(c->integrations[c->nintegrations++], sizeof(c->integrations[0]), "%.*s",
-                     (int)n, p);
-        }
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return 0;
-}
+/* Flags; .key is the dotted key of the same setting in the config file. */
+#define R(m)  FL_F(struct rc_config, m)
+#define COUNT 0, INT_MAX /* FL_INT .min, .max: a count */
+static const struct fl_flag keys[] = {
+    {"config", FL_BUF, R(config_file), .arg = "FILE", .help = "YAML config file (keys in README)"},
+    {"origin", FL_BUF, R(origin), .help = "value of label kueue.x-k8s.io/multikueue-origin",
+     .key = "origin"},
+    {"namespace", FL_BUF, R(namespace), .help = "namespace of kubeconfig Secrets and the Lease",
+     .key = "namespace"},
+    {"mode", FL_FUNC, R(mode), .set = set_mode, .help = "standalone (default) or with-kueue",
+     .key = "mode"},
+    {"gc-interval", FL_DUR, R(gc_interval_ms), .help = "remote garbage collection period (0 = off)",
+     .key = "gcInterval"},
+    {"worker-lost-timeout", FL_DUR, R(worker_lost_timeout_ms),
+     .help = "how long a workload on a lost worker keeps running before re-dispatch",
+     .key = "workerLostTimeout"},
+    {"dispatcher", FL_FUNC, 0, sizeof(struct rc_config), .set = set_dispatcher,
+     .help = "AllAtOnce, Incremental or External", .key = "dispatcher"},
+    {"incremental-step-size", FL_INT, R(step_size), COUNT,
+     .help = "Incremental: clusters added per round", .key = "incrementalDispatcher.stepSize"},
+    {"incremental-round", FL_DUR, R(round_ms), .help = "Incremental: length of a round",
+     .key = "incrementalDispatcher.roundTimeout"},
+    {"integrations", FL_LIST, R(integrations), .max = RC_MAX_KINDS,
+     .aux = offsetof(struct rc_config, nintegrations),
+     .help = "job kinds, e.g. batch/job,jobset.x-k8s.io/jobset", .key = "integrations"},
+    {"qps", FL_DBL, R(qps), .help = "manager API queries per second",
+     .key = "clientConnection.qps"},
+    {"burst", FL_INT, R(burst), COUNT, .help = "manager API burst",
+     .key = "clientConnection.burst"},
+    {"worker-qps", FL_DBL, R(worker_qps), .help = "per-worker API queries per second",
+     .key = "workerConnection.qps"},
+    {"worker-burst", FL_INT, R(worker_burst), COUNT, .help = "per-worker API burst",
+     .key = "workerConnection.burst"},
+    {"worker-timeout", FL_DUR, R(worker_timeout_ms),
+     .help = "per-request timeout towards workers (also bounds the reachability probe)",
+     .key = "workerConnection.timeout"},
+    {"workers", FL_INT, R(workers), COUNT, .help = "reconcile threads", .key = "workers"},
+    {"log-level", FL_FUNC, R(log_level), .set = fl_log_level,
+     .help = "error, warn, info, debug or trace", .key = "logLevel"},
+    {"metrics-addr", FL_BUF, R(metrics_addr),
+     .help = "host:port of /metrics, /healthz, /readyz (0 = off)", .key = "metricsAddress"},
+    {"kubeconfig", FL_BUF, R(kubeconfig), .help = "manager kubeconfig (default: in-cluster)",
+     .key = "kubeconfig"},
+    {"kubeconfig-dir", FL_BUF, R(kubeconfig_dir), .help = "allowed folder of Path-type kubeconfigs",
+     .key = "kubeconfigDir"},
+    {"resync-period", FL_DUR, R(resync_ms), .help = "informer resync and periodic reconcile",
+     .key = "resyncPeriod"},
+    {"probe-interval", FL_DUR, R(probe_interval_ms),
+     .help = "reachability probe of connected workers (0 = off)", .key = "probeInterval"},
+    {"leader-elect", FL_BOOL, R(leader_elect), .help = "elect a leader with a Lease",
+     .key = "leaderElection.leaderElect"},
+    {"lease-name", FL_BUF, R(lease_name), .help = "name of the Lease",
+     .key = "leaderElection.leaseName"},
+    {"lease-duration", FL_DUR, R(lease_duration_ms), .help = "lease duration",
+     .key = "leaderElection.leaseDuration"},
+    {"renew-deadline", FL_DUR, R(renew_deadline_ms), .help = "renew deadline",
+     .key = "leaderElection.renewDeadline"},
+    {"retry-period", FL_DUR, R(retry_period_ms), .help = "retry period",
+     .key = "leaderElection.retryPeriod"},
+    {"identity", FL_BUF, R(identity), .help = "holder identity (default hostname_random)",
+     .key = "leaderElection.identity"},
+};
+#undef COUNT
+#undef R
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-static int set_key(struct rc_config *c, const struct key *k, const char *v, char *err,
+/* A file key's value, the error naming the key. */
+static int set_key(struct rc_config *c, const struct fl_flag *k, const char *v, char *err,
                    size_t errlen)
 {
-    char *field = (char *)c + k->off;
-    char *end;
-    switch (k->type) {
-    case K_STR:
-        if (strlen(v) >= k->size)
-            goto bad;
-        snprintf(field, k->size, "%s", v);
-        return 0;
-    case K_DUR:
-        if (rc_parse_duration(v, (long *)field) < 0)
-            goto bad;
-        return 0;
-    case K_INT: {
-        errno = 0;
-        long n = strtol(v, &end, 10);
-        if (errno || !*v || *end || n < 0 || n > INT_MAX)
-            goto bad;
-        *(int *)field = (int)n;
-        return 0;
-    }
-    case K_DBL: {
-        errno = 0;
-        double d = strtod(v, &end);
-        if (errno || !*v || *end)
-            goto bad;
-        memcpy(field, &d, sizeof(d)); /* field is a double member */
-        return 0;
-    }
-    case K_BOOL:
-        if (parse_bool(v, (int *)field) < 0)
-            goto bad;
-        return 0;
-    case K_MODE:
-        if (!strcmp(v, "standalone"))
-            c->mode = RC_MODE_STANDALONE;
-        else if (!strcmp(v, "with-kueue"))
-            c->mode = RC_MODE_WITH_KUEUE;
-        else
-            goto bad;
-        return 0;
-    case K_DISPATCHER:
-        if (set_dispatcher(c, v) < 0)
-            goto bad;
-        return 0;
-    case K_LEVEL:
-        if (log_parse_level(v, &c->log_level) < 0)
-            goto bad;
-        return 0;
-    case K_LIST:
-        if (add_integrations(c, v) < 0)
-            goto bad;
-        return 0;
-    }
-bad:
-    snprintf(err, errlen, "%s: invalid value \"%s\"", k->file, v);
-    return -1;
+    char why[256];
+    if (fl_set(k, c, v, why, sizeof(why)) < 0)
+        return errf(err, errlen, -1, "%s: %s", k->key, why);
+    return 0;
 }
 
 static int apply_object(struct rc_config *c, json_t *obj, const char *prefix, char *err,
@@ -451,9 +341,9 @@ static int apply_object(struct rc_config *c, json_t *obj, const char *prefix, ch
     {
         char path[256];
         snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "", name);
-        const struct key *k = NULL;
+        const struct fl_flag *k = NULL;
         for (size_t i = 0; i < NKEYS; i++)
-            if (!strcmp(keys[i].file, path))
+            if (keys[i].key && !strcmp(keys[i].key, path))
                 k = &keys[i];
         if (json_is_object(v) && !k) {
             if (apply_object(c, v, path, err, errlen) < 0)
@@ -464,7 +354,7 @@ static int apply_object(struct rc_config *c, json_t *obj, const char *prefix, ch
             snprintf(err, errlen, "config: unknown key %s", path);
             return -1;
         }
-        if (k->type == K_LIST && json_is_array(v)) {
+        if (k->type == FL_LIST && json_is_array(v)) {
             char csv[RC_MAX_KINDS * 130] = "";
             size_t i;
             json_t *item;
@@ -529,12 +419,11 @@ int rc_config_load_file(struct rc_config *c, const char *path, char *err, size_t
 void rc_config_usage(void *file)
 {
     FILE *f = file;
-    fprintf(f, "usage: mkueue-reconciler [--config FILE] [flags]\n\nflags (override the file):\n");
-    fprintf(f, "  --%-24s %s\n", "config FILE", "YAML config file (keys in README)");
-    for (size_t i = 0; i < NKEYS; i++)
-        fprintf(f, "  --%-24s %s [%s]\n", keys[i].flag, keys[i].help, keys[i].file);
-    fprintf(f, "  --%-24s %s\n", "help", "this text");
-    fprintf(f, "  --%-24s %s\n", "version", "print the version");
+    fprintf(f, "usage: mkueue-reconciler [--config FILE] [flags]\n\nflags (override the file; "
+               "[its key]):\n");
+    fl_usage(f, keys, NKEYS);
+    fprintf(f, "  %-26s %s\n", "--help", "this text");
+    fprintf(f, "  %-26s %s\n", "--version", "print the version");
 }
 
 int rc_config_from_args(struct rc_config *c, int argc, char **argv, char *err, size_t errlen)
@@ -565,45 +454,7 @@ int rc_config_from_args(struct rc_config *c, int argc, char **argv, char *err, s
                 return -1;
         }
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strncmp(a, "--", 2) != 0) {
-            snprintf(err, errlen, "unexpected argument %s", a);
-            return -1;
-        }
-        const char *name = a + 2;
-        const char *eq = strchr(name, '=');
-        size_t n = eq ? (size_t)(eq - name) : strlen(name);
-        if (n == 6 && !strncmp(name, "config", 6)) {
-            if (!eq)
-                i++;
-            continue;
-        }
-        const struct key *k = NULL;
-        for (size_t j = 0; j < NKEYS; j++)
-            if (strlen(keys[j].flag) == n && !strncmp(keys[j].flag, name, n))
-                k = &keys[j];
-        if (!k) {
-            snprintf(err, errlen, "unknown flag --%.*s", (int)n, name);
-            return -1;
-        }
-        const char *v;
-        if (eq)
-            v = eq + 1;
-        else if (k->type == K_BOOL && (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)))
-            v = "true";
-        else if (i + 1 < argc)
-            v = argv[++i];
-        else {
-            snprintf(err, errlen, "--%s needs a value", k->flag);
-            return -1;
-        }
-        if (set_key(c, k, v, err, errlen) < 0) {
-            snprintf(err, errlen, "--%s: invalid value \"%s\"", k->flag, v);
-            return -1;
-        }
-    }
-    return 0;
+    return fl_parse(keys, NKEYS, c, argc, argv, err, errlen);
 }
 
 /* A label value: at most 63 of [A-Za-z0-9._-], alphanumeric at both ends. */

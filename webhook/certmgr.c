@@ -715,64 +715,26 @@ void wh_certmgr_stop(struct wh_certmgr *m)
 
 /* ---- flags ------------------------------------------------------------------------------ */
 
-static int parse_long(const char *v, long min, long max, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long n = v && *v ? strtol(v, &end, 10) : 0;
-    if (!v || !*v || errno || *end || n < min || n > max)
-        return -1;
-    *out = n;
-    return 0;
-}
-
 int wh_certmgr_flag(struct wh_certmgr_opts *o, const char **sans, const char *name,
                     const char *value, char *err, size_t errlen)
 {
-    static const struct {
-        const char *name;
-        size_t off;
-        int is_int; /* 1 int (days), 2 long (seconds), 0 string */
-        long min, max;
-    } flags[] = {
-        {"--cert-secret", offsetof(struct wh_certmgr_opts, secret_name), 0, 0, 0},
-        {"--cert-service", offsetof(struct wh_certmgr_opts, service), 0, 0, 0},
-        {"--mutating-config", offsetof(struct wh_certmgr_opts, mutating_config), 0, 0, 0},
-        {"--validating-config", offsetof(struct wh_certmgr_opts, validating_config), 0, 0, 0},
-        {"--ca-days", offsetof(struct wh_certmgr_opts, ca_days), 1, 1, 36500},
-        {"--cert-days", offsetof(struct wh_certmgr_opts, cert_days), 1, 1, 36500},
-        {"--ca-renew-before", offsetof(struct wh_certmgr_opts, ca_renew_before_s), 2, 0,
-         36500 * DAY_S},
-        {"--cert-renew-before", offsetof(struct wh_certmgr_opts, cert_renew_before_s), 2, 0,
-         36500 * DAY_S},
-        {"--cert-check-interval", offsetof(struct wh_certmgr_opts, interval_s), 2, 1, DAY_S},
-        {"--ca-grace", offsetof(struct wh_certmgr_opts, ca_grace_s), 2, -1, DAY_S},
-    };
-    if (strcmp(name, "--cert-sans") == 0) {
-        *sans = value;
-        return 1;
-    }
-    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-        if (strcmp(name, flags[i].name) != 0)
-            continue;
-        char *field = (char *)o + flags[i].off;
-        long n = 0;
-        if (flags[i].is_int == 0) {
-            if (!value || !*value)
-                return errf(err, errlen, -1, "%s: a name is required", name);
-            memcpy(field, &value, sizeof(value));
-        } else if (parse_long(value, flags[i].min, flags[i].max, &n) != 0) {
-            return errf(err, errlen, -1, "%s: expected an integer from %ld to %ld, not \"%s\"",
-                        name, flags[i].min, flags[i].max, value ? value : "");
-        } else if (flags[i].is_int == 1) {
-            int v = (int)n;
-            memcpy(field, &v, sizeof(v));
-        } else {
-            memcpy(field, &n, sizeof(n));
-        }
-        return 1;
-    }
-    return 0;
+    struct cm_flags {
+        struct wh_certmgr_opts opts;
+        const char *sans;
+    } c = {*o, *sans};
+    static const struct fl_flag flags[] = {WH_CERTMGR_FLAGS(struct cm_flags, opts, sans)};
+    if (strncmp(name, "--", 2) != 0)
+        return 0;
+    const struct fl_flag *f =
+        fl_find(flags, sizeof(flags) / sizeof(flags[0]), name + 2, strlen(name + 2));
+    if (!f)
+        return 0;
+    char why[256];
+    if (fl_set(f, &c, value, why, sizeof(why)) < 0)
+        return errf(err, errlen, -1, "%s: %s", name, why);
+    *o = c.opts;
+    *sans = c.sans;
+    return 1;
 }
 
 /* ---- SAN lists -------------------------------------------------------------------------- */

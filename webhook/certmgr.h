@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "flags.h"
 #include "kube_client.h"
 
 #define WH_CERTMGR_ANN_PUBLISHED "mkueue.x-k8s.io/ca-published-at"
@@ -83,25 +84,47 @@ struct wh_certmgr *wh_certmgr_start(struct kc_client *c, const struct wh_certmgr
 /* Stops the thread (waits for a pass in progress) and frees; NULL is a no-op. */
 void wh_certmgr_stop(struct wh_certmgr *m);
 
-/* The webhook's certificate flags, for its flag parser: name (with the
- * leading "--") and value (borrowed, e.g. from argv). --cert-secret turns
- * self-managed certificates on. Returns 1 when the flag was one of these
+/* One of the webhook's certificate flags on its own (the webhook's parser
+ * takes WH_CERTMGR_FLAGS below into its table): name (with the leading "--")
+ * and value (borrowed, e.g. from argv). --cert-secret turns self-managed
+ * certificates on. Returns 1 when the flag was one of these
  * (stored in o, or in *sans for --cert-sans, to split with
  * wh_certmgr_split_sans), 0 when it is not, -1 with err on a bad value. */
 int wh_certmgr_flag(struct wh_certmgr_opts *o, const char **sans, const char *name,
                     const char *value, char *err, size_t errlen);
-#define WH_CERTMGR_USAGE                                                                           \
-    "  --cert-secret NAME         self-managed certificates kept in this Secret (in\n"             \
-    "                             --namespace), written to --cert-dir\n"                           \
-    "  --cert-service NAME        Service whose DNS names the certificate serves\n"                \
-    "  --cert-sans LIST           more SANs, comma-separated (localhost,127.0.0.1)\n"              \
-    "  --mutating-config NAME     MutatingWebhookConfiguration given the caBundle\n"               \
-    "  --validating-config NAME   ValidatingWebhookConfiguration given the caBundle\n"             \
-    "  --ca-days N, --cert-days N validity of new CAs (3650) and certificates (365)\n"             \
-    "  --ca-renew-before S        renew the CA S seconds before expiry (0: a third)\n"             \
-    "  --cert-renew-before S      renew the certificate S seconds before expiry (0: a third)\n"    \
-    "  --cert-check-interval S    seconds between checks; default 300\n"                           \
-    "  --ca-grace S               a new CA is trusted S seconds before it serves; default 60\n"
+
+/* The same flags as entries of a flags.h table over struct T, whose member
+ * opts is the wh_certmgr_opts and whose const char * member sans takes
+ * --cert-sans. */
+#define WH_CERTMGR_DAY_S 86400LL
+/* clang-format off */
+#define WH_CERTMGR_FLAGS(T, opts, sans)                                                            \
+    {"cert-secret", FL_STR, FL_F(T, opts.secret_name), .min = 1, .arg = "NAME",                   \
+     .help = "self-managed certificates kept in this Secret (in\n"                                 \
+             "--namespace), written to --cert-dir"},                                               \
+    {"cert-service", FL_STR, FL_F(T, opts.service), .min = 1, .arg = "NAME",                      \
+     .help = "Service whose DNS names the certificate serves"},                                    \
+    {"cert-sans", FL_STR, FL_F(T, sans), .arg = "LIST",                                           \
+     .help = "more SANs, comma-separated (localhost,127.0.0.1)"},                                  \
+    {"mutating-config", FL_STR, FL_F(T, opts.mutating_config), .min = 1, .arg = "NAME",           \
+     .help = "MutatingWebhookConfiguration given the caBundle"},                                   \
+    {"validating-config", FL_STR, FL_F(T, opts.validating_config), .min = 1, .arg = "NAME",       \
+     .help = "ValidatingWebhookConfiguration given the caBundle"},                                 \
+    {"ca-days", FL_INT, FL_F(T, opts.ca_days), .min = 1, .max = 36500, .arg = "N",                \
+     .help = "validity of new CAs; default 3650"},                                                 \
+    {"cert-days", FL_INT, FL_F(T, opts.cert_days), .min = 1, .max = 36500, .arg = "N",            \
+     .help = "validity of new certificates; default 365"},                                         \
+    {"ca-renew-before", FL_INT, FL_F(T, opts.ca_renew_before_s), .min = 0,                        \
+     .max = 36500 * WH_CERTMGR_DAY_S, .arg = "S",                                                  \
+     .help = "renew the CA S seconds before expiry (0: a third)"},                                 \
+    {"cert-renew-before", FL_INT, FL_F(T, opts.cert_renew_before_s), .min = 0,                    \
+     .max = 36500 * WH_CERTMGR_DAY_S, .arg = "S",                                                  \
+     .help = "renew the certificate S seconds before expiry (0: a third)"},                        \
+    {"cert-check-interval", FL_INT, FL_F(T, opts.interval_s), .min = 1,                           \
+     .max = WH_CERTMGR_DAY_S, .arg = "S", .help = "seconds between checks; default 300"},          \
+    {"ca-grace", FL_INT, FL_F(T, opts.ca_grace_s), .min = -1, .max = WH_CERTMGR_DAY_S,            \
+     .arg = "S", .help = "a new CA is trusted S seconds before it serves; default 60"}
+/* clang-format on */
 
 /* Splits a comma-separated SAN list ("localhost,127.0.0.1,::1") into DNS
  * names and IP addresses (by shape). *dns and *ips are NULL-terminated

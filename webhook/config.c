@@ -1,70 +1,79 @@
 #include "config.h"
 
-#include <errno.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "errf.h"
+#include "flags.h"
 #include "review.h"
+
+#define W(m) FL_F(struct wh_config, m)
+static const struct fl_flag flags[] = {
+    {"kubeconfig", FL_STR, W(kubeconfig), .arg = "PATH",
+     .help = "kubeconfig of the manager (trusted); default in-cluster"},
+    {"context", FL_STR, W(context), .arg = "NAME",
+     .help = "context of --kubeconfig; default current-context"},
+    {"namespace", FL_STR, W(ns), .arg = "NS",
+     .help = "mkueue's namespace (kubeconfig Secrets); default mkueue-system"},
+    {"kubeconfig-dir", FL_STR, W(kubeconfig_dir), .arg = "DIR",
+     .help = "folder Path-type MultiKueueCluster kubeconfigs must be\n"
+             "under; default /etc/multikueue/kubeconfigs, \"\" refuses them"},
+    {"cert-dir", FL_STR, W(cert_dir), .arg = "DIR",
+     .help = "serving tls.crt and tls.key; default\n"
+             "/tmp/k8s-webhook-server/serving-certs (reloaded when they change)"},
+    {"tls-cert", FL_STR, W(tls_cert), .arg = "FILE",
+     .help = "serving certificate (overrides --cert-dir)"},
+    {"tls-key", FL_STR, W(tls_key), .arg = "FILE", .help = "serving key (overrides --cert-dir)"},
+    {"bind-address", FL_STR, W(bind), .arg = "ADDR", .help = "HTTPS address; default 0.0.0.0"},
+    {"port", FL_INT, W(port), .min = 0, .max = 65535, .arg = "N",
+     .help = "HTTPS port; default 9443"},
+    {"metrics-bind-address", FL_STR, W(metrics_bind), .arg = "A",
+     .help = "/metrics, /healthz, /readyz address; default 0.0.0.0"},
+    {"metrics-port", FL_INT, W(metrics_port), .min = 0, .max = 65535, .arg = "N",
+     .help = "plain-HTTP port of those; default 8080"},
+    {"health-bind-address", FL_STR, W(health_bind), .arg = "A",
+     .help = "address of the probe listener; default 0.0.0.0"},
+    {"health-port", FL_INT, W(health_port), .min = 0, .max = 65535, .arg = "N",
+     .help = "/healthz and /readyz on their own listener too, which\n"
+             "load on the other ports cannot starve; default 0 (none)"},
+    {"threads", FL_INT, W(threads), .min = 1, .max = 64, .arg = "N",
+     .help = "server threads; default 2"},
+    {"max-connections", FL_INT, W(max_connections), .min = 1, .max = 100000, .arg = "N",
+     .help = "open connections at most; default 256"},
+    {"max-connections-per-ip", FL_INT, W(max_per_ip), .min = 1, .max = 100000, .arg = "N",
+     .help = "from one address at most; default 64"},
+    {"idle-timeout", FL_INT, W(idle_timeout_s), .min = 1, .max = 3600, .arg = "S",
+     .help = "a connection must send a request line within S seconds\n"
+             "of accept or of its last answer; default 30"},
+    {"request-timeout", FL_INT, W(request_timeout_s), .min = 1, .max = 3600, .arg = "S",
+     .help = "headers, body and answer of a request within S seconds\n"
+             "of its request line, however slowly it trickles; default 15"},
+    {"max-body", FL_INT, W(max_body), .min = 1024, .max = 64ll << 20, .arg = "BYTES",
+     .help = "AdmissionReview size cap (413 above); default 3145728"},
+    {"max-decoded-bytes", FL_INT, W(max_decoded), .min = 64ll << 10, .max = 1ll << 30,
+     .arg = "BYTES",
+     .help = "decoded size of one review, estimated before decoding\n"
+             "(400 above); default 25165824"},
+    {"max-inflight-bytes", FL_INT, W(max_inflight), .min = 64ll << 10, .max = 4ll << 30,
+     .arg = "BYTES",
+     .help = "bodies and decoded reviews of all requests at once\n"
+             "(429 above); default 50331648, at least --max-body +\n"
+             "--max-decoded-bytes"},
+    {"log-level", FL_FUNC, W(log_level), .set = fl_log_level, .arg = "L",
+     .help = "error|warn|info|debug|trace; default info"},
+    WH_CERTMGR_FLAGS(struct wh_config, certmgr, cert_sans),
+};
+#undef W
 
 void wh_config_usage(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: mkueue-webhook [flags]\n"
-        "\n"
-        "Admission webhook of mkueue: defaults managedBy (or the pod gate) for jobs of\n"
-        "MultiKueue queues and checks their queue preconditions on the manager and on\n"
-        "the workers, from in-memory caches.\n"
-        "\n"
-        "  --kubeconfig PATH          kubeconfig of the manager (trusted); default in-cluster\n"
-        "  --context NAME             context of --kubeconfig; default current-context\n"
-        "  --namespace NS             mkueue's namespace (kubeconfig Secrets); default "
-        "mkueue-system\n"
-        "  --kubeconfig-dir DIR       folder Path-type MultiKueueCluster kubeconfigs must be\n"
-        "                             under; default /etc/multikueue/kubeconfigs, \"\" "
-        "refuses them\n"
-        "  --cert-dir DIR             serving tls.crt and tls.key; default\n"
-        "                             /tmp/k8s-webhook-server/serving-certs (reloaded when "
-        "they change)\n"
-        "  --tls-cert FILE            serving certificate (overrides --cert-dir)\n"
-        "  --tls-key FILE             serving key (overrides --cert-dir)\n"
-        "  --bind-address ADDR        HTTPS address; default 0.0.0.0\n"
-        "  --port N                   HTTPS port; default 9443\n"
-        "  --metrics-bind-address A   /metrics, /healthz, /readyz address; default 0.0.0.0\n"
-        "  --metrics-port N           plain-HTTP port of those; default 8080\n"
-        "  --health-bind-address A    address of the probe listener; default 0.0.0.0\n"
-        "  --health-port N            /healthz and /readyz on their own listener too, which\n"
-        "                             load on the other ports cannot starve; default 0 (none)\n"
-        "  --threads N                server threads; default 2\n"
-        "  --max-connections N        open connections at most; default 256\n"
-        "  --max-connections-per-ip N from one address at most; default 64\n"
-        "  --idle-timeout S           a connection must send a request line within S seconds\n"
-        "                             of accept or of its last answer; default 30\n"
-        "  --request-timeout S        headers, body and answer of a request within S seconds\n"
-        "                             of its request line, however slowly it trickles; "
-        "default 15\n"
-        "  --max-body BYTES           AdmissionReview size cap (413 above); default 3145728\n"
-        "  --max-decoded-bytes BYTES  decoded size of one review, estimated before decoding\n"
-        "                             (400 above); default 25165824\n"
-        "  --max-inflight-bytes BYTES bodies and decoded reviews of all requests at once\n"
-        "                             (429 above); default 50331648, at least --max-body +\n"
-        "                             --max-decoded-bytes\n"
-        "  --log-level L              error|warn|info|debug|trace; default info\n" WH_CERTMGR_USAGE
-        "  --help, --version\n");
-}
-
-static int parse_uint(const char *v, unsigned long long max, unsigned long long *out)
-{
-    char *end;
-    errno = 0;
-    if (!v || !*v || *v == '-')
-        return -1;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (errno || *end || n > max)
-        return -1;
-    *out = n;
-    return 0;
+    fprintf(f, "usage: mkueue-webhook [flags]\n"
+               "\n"
+               "Admission webhook of mkueue: defaults managedBy (or the pod gate) for jobs of\n"
+               "MultiKueue queues and checks their queue preconditions on the manager and on\n"
+               "the workers, from in-memory caches.\n"
+               "\n");
+    fl_usage(f, flags, sizeof(flags) / sizeof(flags[0]));
+    fprintf(f, "  --help, --version\n");
 }
 
 int wh_config_parse(int argc, char **argv, struct wh_config *c, FILE *out, char *err, size_t errlen)
@@ -89,202 +98,36 @@ int wh_config_parse(int argc, char **argv, struct wh_config *c, FILE *out, char 
         .log_level = LOG_INFO,
     };
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             wh_config_usage(out);
             return 1;
         }
-        if (strcmp(a, "--version") == 0) {
+        if (strcmp(argv[i], "--version") == 0) {
             fprintf(out, "mkueue-webhook %s\n", MKUEUE_VERSION);
             return 1;
         }
-        if (strncmp(a, "--", 2) != 0) {
-            snprintf(err, errlen, "unexpected argument %s", a);
-            return -1;
-        }
-        char name[64];
-        const char *eq = strchr(a, '=');
-        const char *val;
-        size_t n = eq ? (size_t)(eq - a) : strlen(a);
-        if (n >= sizeof(name)) {
-            snprintf(err, errlen, "unknown flag %.64s", a);
-            return -1;
-        }
-        memcpy(name, a, n);
-        name[n] = '\0';
-        const char *cv = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
-        int cr = cv ? wh_certmgr_flag(&c->certmgr, &c->cert_sans, name, cv, err, errlen) : 0;
-        if (cr < 0)
-            return -1;
-        if (cr == 1) {
-            i += eq ? 0 : 1;
-            continue;
-        }
-        static const char *const known[] = {
-            "--kubeconfig",
-            "--context",
-            "--namespace",
-            "--kubeconfig-dir",
-            "--cert-dir",
-            "--tls-cert",
-            "--tls-key",
-            "--bind-address",
-            "--metrics-bind-address",
-            "--log-level",
-            "--port",
-            "--metrics-port",
-            "--threads",
-            "--max-connections",
-            "--idle-timeout",
-            "--request-timeout",
-            "--max-body",
-            "--health-bind-address",
-            "--health-port",
-            "--max-connections-per-ip",
-            "--max-decoded-bytes",
-            "--max-inflight-bytes",
-        };
-        size_t f;
-        for (f = 0; f < sizeof(known) / sizeof(known[0]); f++)
-            if (strcmp(name, known[f]) == 0)
-                break;
-        if (f == sizeof(known) / sizeof(known[0])) {
-            snprintf(err, errlen, "unknown flag %s", name);
-            return -1;
-        }
-        if (eq) {
-            val = eq + 1;
-        } else if (i + 1 < argc) {
-            val = argv[++i];
-        } else {
-            snprintf(err, errlen, "flag %s needs a value", name);
-            return -1;
-        }
-        unsigned long long u = 0;
-        const char **str = NULL;
-        if (strcmp(name, "--kubeconfig") == 0)
-            str = &c->kubeconfig;
-        else if (strcmp(name, "--context") == 0)
-            str = &c->context;
-        else if (strcmp(name, "--namespace") == 0)
-            str = &c->ns;
-        else if (strcmp(name, "--kubeconfig-dir") == 0)
-            str = &c->kubeconfig_dir;
-        else if (strcmp(name, "--cert-dir") == 0)
-            str = &c->cert_dir;
-        else if (strcmp(name, "--tls-cert") == 0)
-            str = &c->tls_cert;
-        else if (strcmp(name, "--tls-key") == 0)
-            str = &c->tls_key;
-        else if (strcmp(name, "--bind-address") == 0)
-            str = &c->bind;
-        else if (strcmp(name, "--metrics-bind-address") == 0)
-            str = &c->metrics_bind;
-        else if (strcmp(name, "--health-bind-address") == 0)
-            str = &c->health_bind;
-        if (str) {
-            *str = val;
-            continue;
-        }
-        if (strcmp(name, "--log-level") == 0) {
-            if (log_parse_level(val, &c->log_level) < 0) {
-                snprintf(err, errlen, "--log-level: unknown level %.32s", val);
-                return -1;
-            }
-            continue;
-        }
-        struct {
-            const char *flag;
-            unsigned long long min, max;
-        } nums[] = {
-            {"--port", 0, 65535},
-            {"--metrics-port", 0, 65535},
-            {"--threads", 1, 64},
-            {"--max-connections", 1, 100000},
-            {"--idle-timeout", 1, 3600},
-            {"--request-timeout", 1, 3600},
-            {"--max-body", 1024, 64ull * 1024 * 1024},
-            {"--health-port", 0, 65535},
-            {"--max-connections-per-ip", 1, 100000},
-            {"--max-decoded-bytes", 64ull * 1024, 1024ull * 1024 * 1024},
-            {"--max-inflight-bytes", 64ull * 1024, 4096ull * 1024 * 1024},
-        };
-        size_t k;
-        for (k = 0; k < sizeof(nums) / sizeof(nums[0]); k++)
-            if (strcmp(name, nums[k].flag) == 0)
-                break;
-        if (k == sizeof(nums) / sizeof(nums[0])) {
-            snprintf(err, errlen, "unknown flag %s", name);
-            return -1;
-        }
-        if (parse_uint(val, nums[k].max, &u) < 0 || u < nums[k].min) {
-            snprintf(err, errlen, "%s: expected an integer from %llu to %llu, got %.32s", name,
-                     nums[k].min, nums[k].max, val);
-            return -1;
-        }
-        switch (k) {
-        case 0:
-            c->port = (int)u;
-            break;
-        case 1:
-            c->metrics_port = (int)u;
-            break;
-        case 2:
-            c->threads = (unsigned)u;
-            break;
-        case 3:
-            c->max_connections = (unsigned)u;
-            break;
-        case 4:
-            c->idle_timeout_s = (unsigned)u;
-            break;
-        case 5:
-            c->request_timeout_s = (unsigned)u;
-            break;
-        case 6:
-            c->max_body = (size_t)u;
-            break;
-        case 7:
-            c->health_port = (int)u;
-            break;
-        case 8:
-            c->max_per_ip = (unsigned)u;
-            break;
-        case 9:
-            c->max_decoded = (size_t)u;
-            break;
-        default:
-            c->max_inflight = (size_t)u;
-            break;
-        }
     }
+    if (fl_parse(flags, sizeof(flags) / sizeof(flags[0]), c, argc, argv, err, errlen) < 0)
+        return -1;
     c->certmgr.namespace = c->ns;
     c->certmgr.cert_dir = c->cert_dir;
-    if (c->certmgr.secret_name && (c->tls_cert || c->tls_key)) {
-        snprintf(err, errlen, "--cert-secret writes --cert-dir: drop --tls-cert and --tls-key");
-        return -1;
-    }
+    if (c->certmgr.secret_name && (c->tls_cert || c->tls_key))
+        return errf(err, errlen, -1,
+                    "--cert-secret writes --cert-dir: drop --tls-cert and --tls-key");
     /* the largest review must fit the budget with its body */
-    if (c->max_inflight < c->max_body + c->max_decoded) {
-        snprintf(err, errlen,
-                 "--max-inflight-bytes %zu is less than --max-body + --max-decoded-bytes (%zu)",
-                 c->max_inflight, c->max_body + c->max_decoded);
-        return -1;
-    }
+    if (c->max_inflight < c->max_body + c->max_decoded)
+        return errf(err, errlen, -1,
+                    "--max-inflight-bytes %zu is less than --max-body + --max-decoded-bytes (%zu)",
+                    c->max_inflight, c->max_body + c->max_decoded);
     if (c->kubeconfig_dir && !*c->kubeconfig_dir)
         c->kubeconfig_dir = NULL;
-    if (!*c->ns) {
-        snprintf(err, errlen, "--namespace must not be empty");
-        return -1;
-    }
+    if (!*c->ns)
+        return errf(err, errlen, -1, "--namespace must not be empty");
     int w1 = c->tls_cert ? snprintf(c->cert_path, sizeof(c->cert_path), "%s", c->tls_cert)
                          : snprintf(c->cert_path, sizeof(c->cert_path), "%s/tls.crt", c->cert_dir);
     int w2 = c->tls_key ? snprintf(c->key_path, sizeof(c->key_path), "%s", c->tls_key)
                         : snprintf(c->key_path, sizeof(c->key_path), "%s/tls.key", c->cert_dir);
-    if (w1 < 0 || w2 < 0 || (size_t)w1 >= sizeof(c->cert_path) ||
-        (size_t)w2 >= sizeof(c->key_path)) {
-        snprintf(err, errlen, "certificate path too long");
-        return -1;
-    }
+    if (w1 < 0 || w2 < 0 || (size_t)w1 >= sizeof(c->cert_path) || (size_t)w2 >= sizeof(c->key_path))
+        return errf(err, errlen, -1, "certificate path too long");
     return 0;
 }

@@ -130,6 +130,8 @@ static void test_yaml_errors(void **state)
     expect_yaml_error("- a\n- b\n", "mapping");
     expect_yaml_error("origin: [unterminated\n", "YAML");
     expect_yaml_error("integrations: [a, [b]]\n", "integrations");
+    expect_yaml_error("workerConnection: {timeout: 10}\n", "workerConnection.timeout");
+    expect_yaml_error("leaderElection: {leaderElect: maybe}\n", "leaderElection.leaderElect");
     /* deep nesting is bounded */
     char deep[400] = "";
     for (int i = 0; i < 40; i++)
@@ -191,6 +193,46 @@ static void test_flag_errors(void **state)
     assert_int_equal(rc_config_from_args(&c, 2, a4, err, sizeof(err)), -1);
     char *a5[] = {"rc", "--gc-interval=3", NULL};
     assert_int_equal(rc_config_from_args(&c, 2, a5, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "--gc-interval"));
+    char *a6[] = {"rc", "--workers=many", NULL};
+    assert_int_equal(rc_config_from_args(&c, 2, a6, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "--workers"));
+    char *a7[] = {"rc", "--mode", "sometimes", NULL};
+    assert_int_equal(rc_config_from_args(&c, 3, a7, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "--mode"));
+}
+
+static void test_flag_forms(void **state)
+{
+    (void)state;
+    struct rc_config c;
+    char err[256] = "";
+    rc_config_defaults(&c);
+    char *a1[] = {"rc",
+                  "--leader-elect=false",
+                  "--gc-interval",
+                  "0",
+                  "--mode",
+                  "with-kueue",
+                  "--integrations",
+                  "batch/job, jobset.x-k8s.io/jobset",
+                  "--qps=7.5",
+                  NULL};
+    assert_int_equal(rc_config_from_args(&c, 9, a1, err, sizeof(err)), 0);
+    assert_int_equal(c.leader_elect, 0);
+    assert_int_equal(c.gc_interval_ms, 0);
+    assert_int_equal(c.mode, RC_MODE_WITH_KUEUE);
+    assert_int_equal(c.nintegrations, 2);
+    assert_string_equal(c.integrations[1], "jobset.x-k8s.io/jobset");
+    assert_true(c.qps > 7.4 && c.qps < 7.6);
+    char *a2[] = {"rc", "--leader-elect", "--no-leader-elect", NULL};
+    assert_int_equal(rc_config_from_args(&c, 3, a2, err, sizeof(err)), 0);
+    assert_int_equal(c.leader_elect, 0);
+    char *a3[] = {"rc", "--leader-elect", "true", "--dispatcher", "Incremental", NULL};
+    assert_int_equal(rc_config_from_args(&c, 5, a3, err, sizeof(err)), 0);
+    assert_int_equal(c.leader_elect, 1);
+    assert_int_equal(c.dispatcher, RC_DISPATCH_INCREMENTAL);
+    assert_string_equal(c.dispatcher_name, RC_DISPATCHER_INCREMENTAL_NAME);
 }
 
 static void expect_invalid(void (*mutate)(struct rc_config *), const char *needle)
@@ -270,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_yaml_errors),
         cmocka_unit_test(test_flags_override_file),
         cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_flag_forms),
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_integration_kinds),
     };

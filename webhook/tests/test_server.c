@@ -740,6 +740,27 @@ static void test_config_flags(void **state)
     assert_non_null(strstr(err, "needs a value"));
     char *a4[] = {"wh", "--version"};
     assert_int_equal(wh_config_parse(2, a4, &c, devnull, err, sizeof(err)), 1);
+    /* the certificate flags share the table; errors name the flag */
+    char *a7[] = {"wh", "--cert-secret=tls",     "--ca-days",
+                  "30", "--cert-sans=localhost", "--ca-grace=-1"};
+    assert_int_equal(wh_config_parse(6, a7, &c, devnull, err, sizeof(err)), 0);
+    assert_string_equal(c.certmgr.secret_name, "tls");
+    assert_string_equal(c.certmgr.namespace, "mkueue-system");
+    assert_int_equal(c.certmgr.ca_days, 30);
+    assert_int_equal(c.certmgr.ca_grace_s, -1);
+    assert_string_equal(c.cert_sans, "localhost");
+    char *a8[] = {"wh", "--max-body=1023"};
+    assert_int_equal(wh_config_parse(2, a8, &c, devnull, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "--max-body: expected an integer from 1024 to 67108864"));
+    char *a9[] = {"wh", "--ca-days=0"};
+    assert_int_equal(wh_config_parse(2, a9, &c, devnull, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "--ca-days"));
+    char *a10[] = {"wh", "--bogus=1"};
+    assert_int_equal(wh_config_parse(2, a10, &c, devnull, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "unknown flag --bogus"));
+    char *a11[] = {"wh", "--cert-secret"};
+    assert_int_equal(wh_config_parse(2, a11, &c, devnull, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "--cert-secret needs a value"));
     fclose(devnull);
 }
 
