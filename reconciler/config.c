@@ -356,7 +356,7 @@ static int apply_object(struct rc_config *c, json_t *obj, const char *prefix, ch
         }
         if (k->type == FL_LIST && json_is_array(v)) {
             char csv[RC_MAX_KINDS * 130] = "";
-            size_t i;
+            size_t i, w = 0;
             json_t *item;
             json_array_foreach(v, i, item)
             {
@@ -367,8 +367,12 @@ static int apply_object(struct rc_config *c, json_t *obj, const char *prefix, ch
                 }
                 if (strchr(json_string_value(item), ','))
                     goto badlist;
-                strncat(csv, i ? "," : "", sizeof(csv) - strlen(csv) - 1);
-                strncat(csv, json_string_value(item), sizeof(csv) - strlen(csv) - 1);
+                w += (size_t)snprintf(csv + w, sizeof(csv) - w, "%s%s", i ? "," : "",
+                                      json_string_value(item));
+                if (w >= sizeof(csv)) {
+                    snprintf(err, errlen, "%s: the list is too long", path);
+                    return -1;
+                }
             }
             if (set_key(c, k, csv, err, errlen) < 0)
                 return -1;

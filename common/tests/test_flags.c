@@ -132,7 +132,7 @@ static void test_bools(void **state)
 static void expect_error(const char *arg, const char *next, const char *needle)
 {
     struct cfg c = {.port = 7, .bytes = 2048, .nitems = 1};
-    strcpy(c.items[0], "keep");
+    snprintf(c.items[0], sizeof(c.items[0]), "keep");
     char err[256] = "";
     char *argv[] = {"x", (char *)arg, (char *)next, NULL};
     assert_int_equal(parse(&c, argv, err, sizeof(err)), -1);

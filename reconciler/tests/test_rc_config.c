@@ -134,8 +134,7 @@ static void test_yaml_errors(void **state)
     expect_yaml_error("leaderElection: {leaderElect: maybe}\n", "leaderElection.leaderElect");
     /* deep nesting is bounded */
     char deep[400] = "";
-    for (int i = 0; i < 40; i++)
-        strcat(deep, "[");
+    memset(deep, '[', 40);
     expect_yaml_error(deep, "YAML");
     /* an empty document is fine */
     struct rc_config c;

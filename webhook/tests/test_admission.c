@@ -960,7 +960,7 @@ static void test_bad_reviews(void **state)
     n = snprintf(huge, 4096, "%s",
                  REQ("\"uid\":\"u\"," KIND ",\"operation\":\"CREATE\"," OBJ ",\"pad\":\""));
     memset(huge + n, 'x', 3000);
-    strcpy(huge + n + 3000, "\"}}");
+    memcpy(huge + n + 3000, "\"}}", 4);
     a = post(f, "/validate-batch-v1-job", huge, strlen(huge));
     assert_int_equal(a.status, 400);
     answer_free(&a);
