@@ -27,8 +27,7 @@
 #include "../workload_create.h"
 #include "buf.h"
 #include "jsonx.h"
-
-extern const struct mk_kind mk_kind_job, mk_kind_jobset;
+#include "kinds/adapters.h"
 
 /* ---- dispatchers ------------------------------------------------------------ */
 
