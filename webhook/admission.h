@@ -1,10 +1,14 @@
-/* The admission decisions: mutation (default queue, managedBy, suspend, pod
- * gates, pod-template marks) and validation (queue preconditions on the
- * manager and on the workers, immutability), and the dispatcher that turns
- * an HTTP request into an AdmissionReview answer.
+/* The admission decisions: mutation (mutate.c: default queue, managedBy,
+ * suspend, pod gates, pod-template marks) and validation (validate.c: queue
+ * preconditions on the manager and on the workers, immutability), the
+ * helpers both use (admission.c), and the dispatcher that turns an HTTP
+ * request into an AdmissionReview answer, with its metrics (admit.c).
+ * mutate.c and validate.c depend on this header only, not on each other.
  *
  * Decisions read in-memory caches only (struct wh_ctx): never the network.
- * The worker side is an interface so tests fill it by hand. */
+ * The worker side is an interface so tests fill it by hand. The decisions
+ * and wh_admit run on the server's threads at once; wh_metrics_register runs
+ * once, at start-up. */
 #ifndef MKUEUE_WH_ADMISSION_H
 #define MKUEUE_WH_ADMISSION_H
 
@@ -37,14 +41,25 @@ struct wh_ctx {
     struct wh_workers workers;
 };
 
+/* ---- shared by mutation and validation (admission.c) ----------------------- */
+
 /* 1 when every manager cache has synced. */
 int wh_ctx_synced(const struct wh_ctx *c);
+
+/* Denies v with code 503, reason not_synced and a "retry in a few seconds"
+ * message: a job with the queue label while the caches have not synced. */
+void wh_deny_not_synced(struct wh_verdict *v);
 
 /* The job's kueue.x-k8s.io/queue-name label (borrowed) or NULL. */
 const char *wh_queue_label(const json_t *obj);
 
+/* 1 when the Pod carries the kueue.x-k8s.io/admission scheduling gate. */
+int wh_has_admission_gate(const json_t *pod);
+
 /* 1 when s is a DNS-1123 subdomain (Kubernetes' IsDNS1123Subdomain). */
 int wh_dns1123_subdomain(const char *s);
+
+/* ---- the decisions (mutate.c, validate.c) ---------------------------------- */
 
 /* Fills v (initialised by the caller) for review r of a job of kind k.
  * Mutation sets v->patch (possibly empty); it denies only an object with the
@@ -56,7 +71,7 @@ int wh_mutate(const struct wh_ctx *c, const struct mk_kind *k, const struct wh_r
 int wh_validate(const struct wh_ctx *c, const struct mk_kind *k, const struct wh_review *r,
                 struct wh_verdict *v);
 
-/* ---- metrics ------------------------------------------------------------- */
+/* ---- metrics (admit.c) ---------------------------------------------------- */
 
 struct wh_metrics {
     struct mt_family *requests; /* mkueue_webhook_requests_total{webhook,kind,operation,decision} */
@@ -72,7 +87,7 @@ struct wh_metrics {
 /* Registers the families in reg. Returns 0 or -1. */
 int wh_metrics_register(struct mt_registry *reg, struct wh_metrics *m);
 
-/* ---- HTTP dispatch ------------------------------------------------------- */
+/* ---- HTTP dispatch (admit.c) ---------------------------------------------- */
 
 /* What an admission path means: *mutate 1/0; *kind the per-kind endpoint's
  * kind, or NULL for the generic "/mutate" and "/validate" (which dispatch on

@@ -41,11 +41,6 @@ static int set_dotted(struct jp *p, const char *path, json_t *value)
     return jp_set_path(p, segs, (size_t)n, value);
 }
 
-const char *wh_queue_label(const json_t *obj)
-{
-    return json_string_value(jx_getv(obj, "metadata", "labels", MK_QUEUE_LABEL));
-}
-
 /* A controller owner that is itself a job kind with managedBy: the owner is
  * what gets dispatched, never its children (Kueue's "managed ancestor"). */
 static int owned_by_job(const json_t *obj)
@@ -58,19 +53,6 @@ static int owned_by_job(const json_t *obj)
             continue;
         const struct mk_kind *k = mk_kind_by_gvk(jx_str(ref, "apiVersion"), jx_str(ref, "kind"));
         if (k && k->gating == MK_GATE_MANAGED_BY)
-            return 1;
-    }
-    return 0;
-}
-
-static int has_gate(const json_t *pod)
-{
-    size_t i;
-    json_t *g;
-    json_array_foreach(jx_get(pod, "spec.schedulingGates"), i, g)
-    {
-        const char *name = jx_str(g, "name");
-        if (name && strcmp(name, MK_ADMISSION_GATE) == 0)
             return 1;
     }
     return 0;
@@ -154,8 +136,9 @@ static int gate(struct jp *p, const struct mk_kind *k, const json_t *obj, const 
         return 0;
     }
     case MK_GATE_POD:
-        if (!has_gate(obj) && jp_append(p, json_pack("{s:s}", "name", MK_ADMISSION_GATE), "spec",
-                                        "schedulingGates") < 0)
+        if (!wh_has_admission_gate(obj) &&
+            jp_append(p, json_pack("{s:s}", "name", MK_ADMISSION_GATE), "spec", "schedulingGates") <
+                0)
             return -1;
         return jp_set(p, json_string("true"), "metadata", "labels", MK_MANAGED_LABEL);
     case MK_GATE_POD_TEMPLATE:
@@ -186,10 +169,7 @@ int wh_mutate(const struct wh_ctx *c, const struct mk_kind *k, const struct wh_r
     if (!queue && !wh_ctx_synced(c))
         return 0;
     if (!wh_ctx_synced(c)) {
-        v->code = 503;
-        wh_verdict_deny(v, "not_synced",
-                        "mkueue-webhook is starting and its caches are not synced yet; retry in a "
-                        "few seconds");
+        wh_deny_not_synced(v);
         return 0;
     }
     int add_default = 0;

@@ -17,34 +17,6 @@
     "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "  \
     "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 
-int wh_ctx_synced(const struct wh_ctx *c)
-{
-    return kcache_synced(c->q.localqueues) && kcache_synced(c->q.clusterqueues) &&
-           kcache_synced(c->q.admissionchecks) && kcache_synced(c->q.configs) &&
-           kcache_synced(c->q.clusters);
-}
-
-static int alnum(char ch)
-{
-    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
-}
-
-int wh_dns1123_subdomain(const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n > 253)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char ch = s[i];
-        int edge = i == 0 || i == n - 1 || s[i - 1] == '.' || s[i + 1] == '.';
-        if (alnum(ch))
-            continue;
-        if (edge || (ch != '-' && ch != '.'))
-            return 0;
-    }
-    return 1;
-}
-
 static int str_eq(const char *a, const char *b)
 {
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
@@ -105,16 +77,8 @@ static int running(const struct mk_kind *k, const json_t *old)
         if (k->suspend_path)
             return !json_is_true(jx_get(old, k->suspend_path));
         return mk_is_managed(k, old);
-    case MK_GATE_POD: {
-        size_t i;
-        json_t *g;
-        json_array_foreach(jx_get(old, "spec.schedulingGates"), i, g)
-        {
-            if (str_eq(jx_str(g, "name"), MK_ADMISSION_GATE))
-                return 0;
-        }
-        return 1;
-    }
+    case MK_GATE_POD:
+        return !wh_has_admission_gate(old);
     case MK_GATE_POD_TEMPLATE:
         return jx_int(old, "status.readyReplicas", 0) > 0;
     }
@@ -210,10 +174,7 @@ int wh_validate(const struct wh_ctx *c, const struct mk_kind *k, const struct wh
         return 0;
     }
     if (!wh_ctx_synced(c)) {
-        v->code = 503;
-        wh_verdict_deny(v, "not_synced",
-                        "mkueue-webhook is starting and its caches are not synced yet; retry in a "
-                        "few seconds");
+        wh_deny_not_synced(v);
         return 0;
     }
     struct mkq_resolution res;

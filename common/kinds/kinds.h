@@ -1,7 +1,8 @@
 /* Job-kind adapters: one entry per kind, shared by the webhook and the
  * reconciler. A kind says where its managedBy and suspend flags live, how its
  * Workload's pod sets are computed, and how its remote copy differs from the
- * generic one. A new kind is one new file plus one line in registry.c. */
+ * generic one. A new kind is one new file plus its descriptor's line in
+ * kinds/adapters.h and in registry.c's table. */
 #ifndef MKUEUE_KINDS_H
 #define MKUEUE_KINDS_H
 

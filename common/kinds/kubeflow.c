@@ -2,6 +2,7 @@
  * (kubeflow.org/v1) and MPIJob (kubeflow.org/v2beta1). One pod set per
  * replica type, lower-cased, in the operator's order. */
 #include "jsonx.h"
+#include "kinds/adapters.h"
 #include "kinds/kinds.h"
 #include "kinds/podset.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "jsonx.h"
+#include "kinds/adapters.h"
 #include "kinds/kinds.h"
 #include "kinds/podset.h"
 

@@ -7,39 +7,43 @@
 #include <string.h>
 
 #include "jsonx.h"
+#include "kinds/adapters.h"
 #include "kinds/kinds.h"
 
-extern const struct mk_kind mk_kind_job, mk_kind_jobset, mk_kind_pod, mk_kind_deployment,
-    mk_kind_statefulset, mk_kind_pytorchjob, mk_kind_tfjob, mk_kind_xgboostjob, mk_kind_paddlejob,
-    mk_kind_jaxjob, mk_kind_mpijob, mk_kind_trainjob, mk_kind_rayjob, mk_kind_raycluster,
-    mk_kind_appwrapper, mk_kind_leaderworkerset;
-
-#define MAX_KINDS 64
-
-static const struct mk_kind *kinds[MAX_KINDS] = {
+/* The built-in kinds, in the registry's order; the table counts itself. */
+static const struct mk_kind *const builtin[] = {
     &mk_kind_job,       &mk_kind_pod,        &mk_kind_deployment, &mk_kind_statefulset,
     &mk_kind_jobset,    &mk_kind_pytorchjob, &mk_kind_tfjob,      &mk_kind_xgboostjob,
     &mk_kind_paddlejob, &mk_kind_jaxjob,     &mk_kind_mpijob,     &mk_kind_trainjob,
     &mk_kind_rayjob,    &mk_kind_raycluster, &mk_kind_appwrapper, &mk_kind_leaderworkerset,
 };
-static size_t nkinds = 16;
+#define NBUILTIN  (sizeof(builtin) / sizeof(builtin[0]))
+#define MAX_KINDS 64 /* built-in and external together */
+_Static_assert(NBUILTIN < MAX_KINDS, "no room for external kinds");
+
+/* External kinds (mk_kinds_add_external), after the built-in ones: appended
+ * under add_lock, nexternal published last so readers need no lock. */
+static const struct mk_kind *external[MAX_KINDS - NBUILTIN];
+static size_t nexternal;
 static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
 
 size_t mk_kinds_count(void)
 {
-    return __atomic_load_n(&nkinds, __ATOMIC_ACQUIRE);
+    return NBUILTIN + __atomic_load_n(&nexternal, __ATOMIC_ACQUIRE);
 }
 
 const struct mk_kind *mk_kind_at(size_t i)
 {
-    return i < mk_kinds_count() ? kinds[i] : NULL;
+    if (i < NBUILTIN)
+        return builtin[i];
+    return i < mk_kinds_count() ? external[i - NBUILTIN] : NULL;
 }
 
 const struct mk_kind *mk_kind_by_resource(const char *group, const char *version,
                                           const char *resource)
 {
     for (size_t i = 0; i < mk_kinds_count(); i++) {
-        const struct mk_kind *k = kinds[i];
+        const struct mk_kind *k = mk_kind_at(i);
         if (strcmp(k->group, group ? group : "") == 0 && strcmp(k->version, version) == 0 &&
             strcmp(k->resource, resource) == 0)
             return k;
@@ -55,7 +59,7 @@ const struct mk_kind *mk_kind_by_gvk(const char *api_version, const char *kind)
     size_t glen = slash ? (size_t)(slash - api_version) : 0;
     const char *version = slash ? slash + 1 : api_version;
     for (size_t i = 0; i < mk_kinds_count(); i++) {
-        const struct mk_kind *k = kinds[i];
+        const struct mk_kind *k = mk_kind_at(i);
         if (strcmp(k->kind, kind) == 0 && strcmp(k->version, version) == 0 &&
             strlen(k->group) == glen && strncmp(k->group, api_version, glen) == 0)
             return k;
@@ -113,13 +117,13 @@ int mk_kinds_add_external(const char *kvg, const char *resource)
         .status_sync = MK_STATUS_WHOLE,
     };
     pthread_mutex_lock(&add_lock);
-    size_t n = nkinds;
-    if (n == MAX_KINDS) {
+    size_t n = nexternal;
+    if (n == sizeof(external) / sizeof(external[0])) {
         pthread_mutex_unlock(&add_lock);
         goto fail;
     }
-    kinds[n] = k;
-    __atomic_store_n(&nkinds, n + 1, __ATOMIC_RELEASE);
+    external[n] = k;
+    __atomic_store_n(&nexternal, n + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&add_lock);
     return 0;
 fail:
@@ -152,12 +156,12 @@ const struct mk_kind *mk_kind_by_webhook_path(const char *path, int *mutate)
     const char *verbs[] = {"validate", "mutate"};
     char want[512];
     for (size_t i = 0; i < mk_kinds_count(); i++) {
+        const struct mk_kind *k = mk_kind_at(i);
         for (int v = 0; v < 2; v++) {
-            if (mk_webhook_path(kinds[i], verbs[v], want, sizeof(want)) == 0 &&
-                strcmp(path, want) == 0) {
+            if (mk_webhook_path(k, verbs[v], want, sizeof(want)) == 0 && strcmp(path, want) == 0) {
                 if (mutate)
                     *mutate = v;
-                return kinds[i];
+                return k;
             }
         }
     }

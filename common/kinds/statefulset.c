@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "jsonx.h"
+#include "kinds/adapters.h"
 #include "kinds/kinds.h"
 #include "kinds/podset.h"
 

@@ -686,10 +686,30 @@ static void test_object_cap(void **state)
     env_down(&e);
 }
 
-static void test_start_null_stop(void **state)
+/* kw_informer_stop's contract: prompt with the watch open, no handler called,
+ * the cache keeps its content; NULL is a no-op. */
+static void test_stop_keeps_cache(void **state)
 {
     (void)state;
+    struct env e;
+    env_up(&e);
+    e.f.list_body = LIST("10", JOB("a", "5") "," JOB("b", "6"));
+    start(&e, NULL, NULL, NULL);
+    WAIT_FOR(stats(&e).synced && FAKE(&e, watch_reqs) >= 1, 5000);
+    assert_int_equal(REC(&e, adds), 2);
+    long long t0 = th_now_ms();
+    kw_informer_stop(e.inf);
+    e.inf = NULL;
+    assert_true(th_now_ms() - t0 < 1000);
     kw_informer_stop(NULL);
+    assert_int_equal(kcache_len(e.cache), 2);
+    char rv[32];
+    assert_string_equal(cached_rv(&e, "ns/a", rv), "5");
+    assert_string_equal(cached_rv(&e, "ns/b", rv), "6");
+    assert_int_equal(REC(&e, adds), 2);
+    assert_int_equal(REC(&e, updates), 0);
+    assert_int_equal(REC(&e, deletes), 0);
+    env_down(&e);
 }
 
 static int quiet(void **state)
@@ -717,7 +737,7 @@ int main(void)
         cmocka_unit_test(test_oversized_watch_event),
         cmocka_unit_test(test_list_page_too_big),
         cmocka_unit_test(test_object_cap),
-        cmocka_unit_test(test_start_null_stop),
+        cmocka_unit_test(test_stop_keeps_cache),
     };
     return cmocka_run_group_tests_name("kube_informer", tests, quiet, NULL);
 }

@@ -11,15 +11,12 @@
 #include "../decide.h"
 #include "../wlstatus.h"
 #include "jsonx.h"
+#include "kinds/adapters.h"
 
 #define T0  "2024-01-01T00:00:00Z"
 #define T1  "2024-01-01T00:00:01Z"
 #define T2  "2024-01-01T00:00:02Z"
 #define NOW "2024-01-01T01:00:00Z"
-
-extern const struct mk_kind mk_kind_job;
-extern const struct mk_kind mk_kind_pytorchjob;
-extern const struct mk_kind mk_kind_mpijob;
 
 static void set_cond(json_t *obj, const char *type, const char *status, const char *reason,
                      const char *msg, const char *t)

@@ -1,5 +1,5 @@
-/* The Lease election thread (leader.c) against a scripted API server that
- * keeps one Lease. The wall clock of this binary reads an hour ahead of
+/* The Lease election (leader.c): its pure rules, and the thread against a
+ * scripted API server that keeps one Lease. The wall clock of this binary reads an hour ahead of
  * the kernel timers' (as right after it was stepped back by an hour), so
  * a wait computed on CLOCK_REALTIME would stall; alarm() ends the test. */
 #include <setjmp.h>
@@ -254,10 +254,47 @@ static void test_time_left(void **state)
     assert_false(rc_leader_is_leader(NULL));
 }
 
+/* The pure election rules (rc_lease_may_acquire, rc_lease_record). */
+static void test_lease_election(void **state)
+{
+    (void)state;
+    struct rc_lease_obs obs = {0};
+    assert_int_equal(rc_lease_may_acquire(NULL, "me", 15000, 1000, &obs), 1);
+    json_t *l = rc_lease_record(NULL, "ns", "lease", "other", 15000, 0);
+    assert_string_equal(jx_str(l, "spec.holderIdentity"), "other");
+    assert_int_equal(jx_int(l, "spec.leaseDurationSeconds", 0), 15);
+    assert_int_equal(jx_int(l, "spec.leaseTransitions", -1), 0);
+    assert_non_null(jx_str(l, "spec.renewTime"));
+    jx_set_new_str(l, "metadata.resourceVersion", "1");
+    /* held by another: wait a full lease duration on OUR clock since it last changed */
+    assert_int_equal(rc_lease_may_acquire(l, "me", 15000, 1000, &obs), 0);
+    assert_int_equal(rc_lease_may_acquire(l, "me", 15000, 15999, &obs), 0);
+    assert_int_equal(rc_lease_may_acquire(l, "me", 15000, 16000, &obs), 1);
+    /* a renewal restarts the wait */
+    jx_set_new_str(l, "metadata.resourceVersion", "2");
+    assert_int_equal(rc_lease_may_acquire(l, "me", 15000, 17000, &obs), 0);
+    assert_int_equal(rc_lease_may_acquire(l, "me", 15000, 31999, &obs), 0);
+    /* taking over counts a transition */
+    json_t *mine = rc_lease_record(l, "ns", "lease", "me", 15000, 0);
+    assert_string_equal(jx_str(mine, "spec.holderIdentity"), "me");
+    assert_int_equal(jx_int(mine, "spec.leaseTransitions", -1), 1);
+    assert_string_equal(jx_str(mine, "metadata.resourceVersion"), "2"); /* optimistic lock */
+    assert_int_equal(rc_lease_may_acquire(mine, "me", 15000, 40000, &obs), 1);
+    /* released: anyone may take it at once */
+    json_t *rel = rc_lease_record(mine, "ns", "lease", "me", 15000, 1);
+    assert_string_equal(jx_str(rel, "spec.holderIdentity"), "");
+    struct rc_lease_obs fresh = {0};
+    assert_int_equal(rc_lease_may_acquire(rel, "other", 15000, 1, &fresh), 1);
+    json_decref(l);
+    json_decref(mine);
+    json_decref(rel);
+}
+
 int main(void)
 {
     alarm(120);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lease_election),
         cmocka_unit_test(test_time_left),
         cmocka_unit_test(test_renews_on_the_monotonic_clock),
         cmocka_unit_test(test_no_write_after_the_renew_deadline),

@@ -268,6 +268,28 @@ static void test_long_paths_are_cut(void **state)
     json_decref(r);
 }
 
+/* rc_spec_equal: preemption gates are no difference; a priority change is
+ * told apart from other changes. */
+static void test_spec_equal(void **state)
+{
+    (void)state;
+    json_t *s1 =
+        tj_parse("{\"podSets\":[1],\"priority\":1,\"preemptionGates\":[{\"name\":\"g\"}]}");
+    json_t *s2 = tj_parse("{\"podSets\":[1],\"priority\":1}");
+    json_t *s3 = tj_parse("{\"podSets\":[1],\"priority\":5}");
+    json_t *s4 = tj_parse("{\"podSets\":[2],\"priority\":1}");
+    int prio;
+    assert_true(rc_spec_equal(s1, s2, &prio, NULL, 0));
+    assert_false(rc_spec_equal(s2, s3, &prio, NULL, 0));
+    assert_true(prio);
+    assert_false(rc_spec_equal(s2, s4, &prio, NULL, 0));
+    assert_false(prio);
+    json_decref(s1);
+    json_decref(s2);
+    json_decref(s3);
+    json_decref(s4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +300,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_priority_and_gates, setup, teardown),
         cmocka_unit_test(test_times_by_instant),
         cmocka_unit_test(test_long_paths_are_cut),
+        cmocka_unit_test(test_spec_equal),
     };
     return cmocka_run_group_tests_name("rc_specdiff", tests, NULL, NULL);
 }

@@ -1,0 +1,71 @@
+/* Status sync from a worker's copy to the local job (jobsync.h): the patch,
+ * the guard for a suspended local Job, finished jobs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tests/support/test_json.h"
+
+#include "../jobsync.h"
+#include "jsonx.h"
+#include "kinds/adapters.h"
+
+static void test_job_status_patch(void **state)
+{
+    (void)state;
+    json_t *local = tj_parse("{\"spec\":{\"suspend\":false},\"status\":{\"active\":0,\"old\":1}}");
+    json_t *remote = tj_parse("{\"spec\":{},\"status\":{\"active\":1,\"startTime\":\"T\"}}");
+    int deferred;
+    json_t *p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred);
+    assert_false(deferred);
+    json_t *want = tj_parse("{\"status\":{\"active\":1,\"startTime\":\"T\",\"old\":null}}");
+    assert_true(json_equal(p, want));
+    json_decref(want);
+    json_decref(p);
+    /* equal: nothing to write */
+    assert_null(rc_job_status_patch(&mk_kind_job, remote, remote, 1, &deferred));
+    /* the guard: a suspended local Job and a running remote */
+    jx_set(local, "spec.suspend", json_true());
+    assert_null(rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred));
+    assert_true(deferred);
+    /* ... not when the remote finished, nor when managedBy is not honoured */
+    assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 0, &deferred));
+    json_decref(p);
+    jx_set(remote, "status.conditions", tj_parse("[{\"type\":\"Complete\",\"status\":\"True\"}]"));
+    assert_true(rc_job_finished(remote));
+    assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred));
+    assert_false(deferred);
+    json_decref(p);
+    /* JobSet has no such guard */
+    jx_del(remote, "status.conditions");
+    assert_non_null(p = rc_job_status_patch(&mk_kind_jobset, local, remote, 1, &deferred));
+    json_decref(p);
+    json_decref(local);
+    json_decref(remote);
+
+    /* a running Job's startTime stays: the terminal status of a copy
+     * re-created elsewhere (another startTime) still gets through */
+    local = tj_parse("{\"spec\":{\"suspend\":false},\"status\":{\"startTime\":\"T1\"}}");
+    remote = tj_parse("{\"spec\":{},\"status\":{\"startTime\":\"T2\",\"succeeded\":1,"
+                      "\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\"}]}}");
+    assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred));
+    assert_null(jx_get(p, "status.startTime"));
+    assert_int_equal(jx_int(p, "status.succeeded", 0), 1);
+    json_decref(p);
+    jx_del(remote, "status.startTime"); /* nor is it cleared */
+    assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred));
+    assert_null(json_object_get(json_object_get(p, "status"), "startTime"));
+    json_decref(p);
+    json_decref(local);
+    json_decref(remote);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_job_status_patch),
+    };
+    return cmocka_run_group_tests_name("rc_jobsync", tests, NULL, NULL);
+}
