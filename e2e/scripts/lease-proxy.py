@@ -10,13 +10,15 @@ lets them through again.
 Each request is logged to --log as one JSON line: wall time, method, path,
 and whether it was forwarded or held, so a scenario can count what the
 reconciler wrote and when. Requests are parsed (HTTP/1.1, Content-Length or
-chunked bodies); responses are relayed byte for byte (watch streams too).
+chunked bodies); responses are relayed byte for byte (watch streams too),
+in the same thread as the requests of their connection.
 
 The proxy serves --cert/--key (the API server's own serving certificate, so
 the reconciler's CA accepts it) and connects upstream as --client-cert.
 """
 import argparse
 import json
+import select
 import signal
 import socket
 import ssl
@@ -38,93 +40,78 @@ def log(f, method, path, action):
         f.flush()
 
 
-def read_until(sock, buf, marker, limit):
-    while marker not in buf:
-        if len(buf) > limit:
-            raise ValueError("too long")
-        data = sock.recv(65536)
-        if not data:
-            raise EOFError
-        buf += data
-    return buf
-
-
-def read_exact(sock, buf, n):
-    while len(buf) < n:
-        data = sock.recv(65536)
-        if not data:
-            raise EOFError
-        buf += data
-    return buf
-
-
-def read_request(sock, buf):
-    """Returns (raw request bytes, method, path, rest of buf)."""
-    buf = read_until(sock, buf, b"\r\n\r\n", MAX_HEADER)
-    end = buf.index(b"\r\n\r\n") + 4
-    head, buf = buf[:end], buf[end:]
-    lines = head.decode("latin-1").split("\r\n")
+def parse_request(buf):
+    """A whole request at the start of buf: (raw bytes, method, path, rest),
+    or None while it is incomplete."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        if len(buf) > MAX_HEADER:
+            raise ValueError("header too long")
+        return None
+    end += 4
+    lines = buf[:end].decode("latin-1").split("\r\n")
     method, target = lines[0].split(" ")[:2]
     headers = {}
     for line in lines[1:]:
         if ":" in line:
             k, v = line.split(":", 1)
             headers[k.strip().lower()] = v.strip()
-    body = b""
+    pos = end
     if headers.get("transfer-encoding", "").lower() == "chunked":
         while True:
-            buf = read_until(sock, buf, b"\r\n", MAX_HEADER)
-            i = buf.index(b"\r\n")
-            size = int(buf[:i].split(b";")[0], 16)
-            buf = read_exact(sock, buf, i + 2 + size + 2)
-            body += buf[: i + 2 + size + 2]
-            buf = buf[i + 2 + size + 2:]
+            i = buf.find(b"\r\n", pos)
+            if i < 0:
+                return None
+            size = int(buf[pos:i].split(b";")[0], 16)
+            if len(buf) < i + 2 + size + 2:
+                return None
+            pos = i + 2 + size + 2
             if size == 0:
                 break
     elif "content-length" in headers:
         n = int(headers["content-length"])
         if n > MAX_BODY:
             raise ValueError("body too large")
-        buf = read_exact(sock, buf, n)
-        body, buf = buf[:n], buf[n:]
-    return head + body, method, target.split("?")[0], buf
-
-
-def pipe(src, dst):
-    try:
-        while True:
-            data = src.recv(65536)
-            if not data:
-                break
-            dst.sendall(data)
-    except (OSError, ssl.SSLError):
-        pass
-    for s in (src, dst):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+        if len(buf) < pos + n:
+            return None
+        pos += n
+    return buf[:pos], method, target.split("?")[0], buf[pos:]
 
 
 def serve(conn, args, srv_ctx, up_ctx, logf):
+    """One client connection, in one thread: an SSL socket must never be
+    read and written from two threads at once."""
     upstream = None
     try:
         conn = srv_ctx.wrap_socket(conn, server_side=True)
-        buf = b""
+        buf, holding = b"", False
         while True:
-            raw, method, path, buf = read_request(conn, buf)
-            if "/leases" in path and held.is_set():
-                log(logf, method, path, "held")
-                # never answered: wait for the client to give up
-                while conn.recv(65536):
-                    pass
-                return
-            log(logf, method, path, "forward")
-            if upstream is None:
-                plain = socket.create_connection((args.upstream_host, args.upstream_port))
-                upstream = up_ctx.wrap_socket(plain, server_hostname=args.upstream_host)
-                threading.Thread(target=pipe, args=(upstream, conn), daemon=True).start()
-            upstream.sendall(raw)
+            socks = [conn] + ([upstream] if upstream is not None else [])
+            ready = [s for s in socks if s.pending()] or select.select(socks, [], [])[0]
+            for s in ready:
+                data = s.recv(65536)
+                if not data:
+                    return
+                if s is upstream:
+                    conn.sendall(data)
+                    continue
+                if holding:
+                    continue  # a held Lease request: never answered
+                buf += data
+                while True:
+                    req = parse_request(buf)
+                    if req is None:
+                        break
+                    raw, method, path, buf = req
+                    if "/leases" in path and held.is_set():
+                        log(logf, method, path, "held")
+                        holding = True
+                        break
+                    log(logf, method, path, "forward")
+                    if upstream is None:
+                        plain = socket.create_connection((args.upstream_host, args.upstream_port))
+                        upstream = up_ctx.wrap_socket(plain, server_hostname=args.upstream_host)
+                    upstream.sendall(raw)
     except (EOFError, OSError, ssl.SSLError, ValueError):
         pass
     finally:
