@@ -122,9 +122,13 @@ fuzz: deps $(FUZZ_SRC:%.c=$(BUILD)/fuzz/%)
 	done
 
 # ---- lint -----------------------------------------------------------------
+# unbounded or thread-unsafe string functions, banned as curl's checksrc bans them
+BANNED_FUNCS := strcat|strncat|strcpy|strncpy|sprintf|vsprintf|strtok|strtok_r|gets
 C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find common webhook reconciler -name '*.[ch]')
 lint: deps
 	@echo "lint: clang-format"; clang-format --dry-run --Werror $(C_FILES)
+	@echo "lint: banned functions"; ! grep -nE '\b($(BANNED_FUNCS))[[:space:]]*\(' $(C_FILES) || \
+	  { echo "lint: use snprintf/buf_*/memcpy/strsep instead (see docs/design.md 3)"; exit 1; }
 	@echo "lint: cppcheck"; cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --inline-suppr --std=c11 -Icommon --suppress=missingIncludeSystem $(C_FILES)
 

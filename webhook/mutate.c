@@ -20,7 +20,9 @@ static int split_path(const char *path, char *buf, size_t buflen, const char **s
     if (snprintf(buf, buflen, "%s", path) >= (int)buflen)
         return -1;
     int n = 0;
-    for (char *s = buf, *save = NULL; (s = strtok_r(s, ".", &save)) != NULL; s = NULL) {
+    for (char *next = buf, *s; (s = strsep(&next, ".")) != NULL;) {
+        if (!*s)
+            continue;
         if (n == MAX_SEGS)
             return -1;
         segs[n++] = s;

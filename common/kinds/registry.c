@@ -100,7 +100,7 @@ int mk_kinds_add_external(const char *kvg, const char *resource)
     } else if (kind) {
         res = lower_dup(kind, strlen(kind) + 1);
         if (res)
-            strcpy(res + strlen(kind), "s"); /* lower_dup reserved the byte */
+            memcpy(res + strlen(kind), "s", 2); /* lower_dup reserved the byte */
     }
     if (!k || !kind || !version || !group || !res)
         goto fail;
