@@ -153,12 +153,53 @@ static void test_earliest_true(void **state)
     json_decref(c);
 }
 
+static void test_object_helpers(void **state)
+{
+    (void)state;
+    /* the finalizer comes off, the others stay, the resourceVersion guards it */
+    json_t *wl = tj_parse("{\"metadata\":{\"resourceVersion\":\"7\",\"finalizers\":"
+                          "[\"a\",\"kueue.x-k8s.io/multikueue\",\"b\"],"
+                          "\"labels\":{\"kueue.x-k8s.io/prebuilt-workload-name\":\"wl-1\"},"
+                          "\"annotations\":{\"kueue.x-k8s.io/prebuilt-workload-name\":\"old\"}},"
+                          "\"metadata2\":{}}");
+    json_t *p = rc_finalizer_removal(wl, "kueue.x-k8s.io/multikueue");
+    json_t *want =
+        tj_parse("{\"metadata\":{\"resourceVersion\":\"7\",\"finalizers\":[\"a\",\"b\"]}}");
+    assert_true(json_equal(p, want));
+    json_decref(p);
+    json_decref(want);
+    /* the label wins over the annotation older versions wrote */
+    assert_string_equal(rc_prebuilt_name(wl), "wl-1");
+    json_t *old = tj_parse("{\"metadata\":{\"annotations\":"
+                           "{\"kueue.x-k8s.io/prebuilt-workload-name\":\"old\"}}}");
+    assert_string_equal(rc_prebuilt_name(old), "old");
+    assert_null(rc_prebuilt_name(json_object_get(wl, "metadata2")));
+    json_decref(old);
+    json_decref(wl);
+
+    /* Active: a patch with observedGeneration when it changes, none when not */
+    json_t *ac = tj_parse("{\"metadata\":{\"generation\":3},\"status\":{\"conditions\":["
+                          "{\"type\":\"Active\",\"status\":\"False\",\"reason\":\"X\","
+                          "\"message\":\"m\",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}");
+    json_t *out = NULL;
+    assert_int_equal(rc_active_patch(ac, "False", "X", "m", &out), 0);
+    assert_null(out);
+    assert_int_equal(rc_active_patch(ac, "True", "Active", "ok", &out), 0);
+    assert_non_null(out);
+    assert_string_equal(jx_str(out, "status.conditions[0].status"), "True");
+    assert_string_equal(jx_str(out, "status.conditions[0].reason"), "Active");
+    assert_int_equal(jx_int(out, "status.conditions[0].observedGeneration", 0), 3);
+    json_decref(out);
+    json_decref(ac);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conditions_keep_transition_time),
         cmocka_unit_test(test_admission_apply),
         cmocka_unit_test(test_earliest_true),
+        cmocka_unit_test(test_object_helpers),
     };
     return cmocka_run_group_tests_name("rc_wlstatus", tests, NULL, NULL);
 }
