@@ -3,9 +3,16 @@
 # manager-kueue: real Kueue there (MultiKueue controller off) creates the
 # Workloads, reserves quota and evicts; mkueue is only the controller of the
 # kueue.x-k8s.io/multikueue check, dispatching to worker-1/worker-2.
+#
+# PENDING, not in `make test`: it fails today. Kueue's Workload webhook takes
+# a clusterName only from the stored nominatedClusterNames, and the list
+# mkueue nominates under Kueue's field manager (kueue-admission) is dropped
+# again by Kueue's own admission applies, so the clusterName write is
+# refused in a loop (issue 10.2; docs/testbed.md). Run it by hand:
+#   MKUEUE_E2E_KEEP=1 e2e/run.sh e2e/tests-pending/37-with-kueue.bats
 
-load helpers
-load reconciler
+load ../tests/helpers
+load ../tests/reconciler
 
 PORT=$((RC_METRICS_BASE + 7))
 MK=manager-kueue
