@@ -380,7 +380,9 @@ struct wh_server *wh_server_start(const struct wh_server_opts *o, char *err, siz
         goto fail;
     }
     /* Options that depend on the configuration, passed as one array. */
-    struct MHD_OptionItem extra[4];
+    /* at most: thread pool, certificate callback, TLS priorities, per-IP
+     * limit, and the END marker */
+    struct MHD_OptionItem extra[5];
     size_t n = 0;
     if (s->o.threads > 1)
         extra[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, s->o.threads, NULL};
