@@ -183,42 +183,6 @@ int jx_del(json_t *root, const char *path)
     return -1;
 }
 
-int jx_scan_depth(const char *data, size_t len, int limit)
-{
-    int depth = 0, max = 0, in_str = 0;
-    for (size_t i = 0; i < len; i++) {
-        char ch = data[i];
-        if (in_str) {
-            if (ch == '\\')
-                i++; /* the escaped byte cannot end the string */
-            else if (ch == '"')
-                in_str = 0;
-            continue;
-        }
-        switch (ch) {
-        case '"':
-            in_str = 1;
-            break;
-        case '[':
-        case '{':
-            if (++depth > max) {
-                max = depth;
-                if (max > limit)
-                    return max;
-            }
-            break;
-        case ']':
-        case '}':
-            if (depth > 0)
-                depth--;
-            break;
-        default:
-            break;
-        }
-    }
-    return max;
-}
-
 void jx_scan(const char *data, size_t len, struct jx_scan *out)
 {
     memset(out, 0, sizeof(*out));
@@ -275,6 +239,13 @@ void jx_scan(const char *data, size_t len, struct jx_scan *out)
     }
 }
 
+int jx_scan_depth(const char *data, size_t len, int limit)
+{
+    struct jx_scan sc;
+    jx_scan(data, len, &sc);
+    return sc.depth > limit ? limit + 1 : sc.depth;
+}
+
 size_t jx_scan_values(const struct jx_scan *s)
 {
     size_t scalars = s->strings > s->members ? s->strings - s->members : 0;
@@ -319,23 +290,18 @@ json_t *jx_loadb_budget(const char *data, size_t len, size_t max_bytes, int max_
         snprintf(err, errlen, "JSON document too large: %zu bytes (limit %zu)", len, max_bytes);
         return NULL;
     }
-    if (max_cost) {
-        struct jx_scan sc;
-        jx_scan(data, len, &sc);
-        if (sc.depth > max_depth) {
-            snprintf(err, errlen, "JSON nesting deeper than %d levels", max_depth);
-            return NULL;
-        }
-        size_t cost = jx_scan_cost(&sc);
-        if (cost > max_cost) {
-            snprintf(err, errlen,
-                     "JSON document too costly to decode: %zu values would take about %zu KiB "
-                     "(limit %zu KiB)",
-                     jx_scan_values(&sc), cost / 1024, max_cost / 1024);
-            return NULL;
-        }
-    } else if (jx_scan_depth(data, len, max_depth) > max_depth) {
+    struct jx_scan sc;
+    jx_scan(data, len, &sc);
+    if (sc.depth > max_depth) {
         snprintf(err, errlen, "JSON nesting deeper than %d levels", max_depth);
+        return NULL;
+    }
+    size_t cost = max_cost ? jx_scan_cost(&sc) : 0;
+    if (cost > max_cost) {
+        snprintf(err, errlen,
+                 "JSON document too costly to decode: %zu values would take about %zu KiB "
+                 "(limit %zu KiB)",
+                 jx_scan_values(&sc), cost / 1024, max_cost / 1024);
         return NULL;
     }
     json_error_t e;

@@ -89,8 +89,8 @@ size_t jx_scan_cost(const struct jx_scan *s);
 json_t *jx_loadb_budget(const char *data, size_t len, size_t max_bytes, int max_depth,
                         size_t max_cost, char *err, size_t errlen);
 
-/* Depth of arrays/objects in `data` per the pre-scan above, stopping early
- * once it exceeds `limit`. Exposed for tests and fuzzing. */
+/* Depth of arrays/objects in `data` per jx_scan, capped at limit + 1 (any
+ * depth past `limit` reads as limit + 1). Exposed for tests and fuzzing. */
 int jx_scan_depth(const char *data, size_t len, int limit);
 
 #endif

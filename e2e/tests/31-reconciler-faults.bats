@@ -38,13 +38,10 @@ teardown() {
     rc_ns_delete "$NS"
 }
 
-mkc_active() { jp manager mkc "$1" -o jsonpath='{.status.conditions[?(@.type=="Active")].status}'; }
 
 @test "a worker unreachable at submission: the other one gets the job" {
     # worker-2's Secret now points at a closed port
-    sed "s#server: https://127.0.0.1:[0-9]*#server: https://127.0.0.1:1#" \
-        "$MKUEUE_E2E_DIR/kubeconfig/worker-2.yaml" >"$BATS_TEST_TMPDIR/dead.yaml"
-    rc_secret worker-2 "$BATS_TEST_TMPDIR/dead.yaml"
+    rc_secret_dead worker-2
     eventually 20 is_eq False mkc_active worker-2
     [ "$(jp manager ac multikueue-ac -o jsonpath='{.status.conditions[0].reason}')" = SomeActiveClusters ]
     rc_job "$NS" lone
@@ -116,9 +113,7 @@ mkc_active() { jp manager mkc "$1" -o jsonpath='{.status.conditions[?(@.type=="A
         "$MKUEUE_E2E_DIR/logs/rc-faults.log"
     eventually 20 is_eq True mkc_active worker-1
     # a job still goes through worker-1 (worker-2 made unusable meanwhile)
-    sed "s#server: https://127.0.0.1:[0-9]*#server: https://127.0.0.1:1#" \
-        "$MKUEUE_E2E_DIR/kubeconfig/worker-2.yaml" >"$BATS_TEST_TMPDIR/dead.yaml"
-    rc_secret worker-2 "$BATS_TEST_TMPDIR/dead.yaml"
+    rc_secret_dead worker-2
     eventually 20 is_eq False mkc_active worker-2
     rc_job "$NS" rotated
     eventually 20 is_ready "$NS" rotated

@@ -74,13 +74,10 @@ YAML
 
 @test "Incremental nominates a disconnected cluster in its turn, as Kueue; the next round moves on" {
     # worker-1 (first by name) points at a closed port: disconnected
-    sed "s#server: https://127.0.0.1:[0-9]*#server: https://127.0.0.1:1#" \
-        "$MKUEUE_E2E_DIR/kubeconfig/worker-1.yaml" >"$BATS_TEST_TMPDIR/dead.yaml"
-    rc_secret worker-1 "$BATS_TEST_TMPDIR/dead.yaml"
+    rc_secret_dead worker-1
     rc_start rc-disp "$PORT" --leader-elect=false --dispatcher Incremental \
         --incremental-step-size 1 --incremental-round 6s
-    mkc_active() { jp manager mkc worker-1 -o jsonpath='{.status.conditions[?(@.type=="Active")].status}'; }
-    eventually 20 is_eq False mkc_active
+    eventually 20 is_eq False mkc_active worker-1
     rc_job "$NS" down
     eventually 10 is_eq '["worker-1"]' nominated down
     sleep 2
@@ -154,13 +151,10 @@ spec:
     count: 1
     template: {spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: 10m}}}]}}
 YAML
-    mkc_active() { jp manager mkc worker-2 -o jsonpath='{.status.conditions[?(@.type=="Active")].status}'; }
-    sed "s#server: https://127.0.0.1:[0-9]*#server: https://127.0.0.1:1#" \
-        "$MKUEUE_E2E_DIR/kubeconfig/worker-2.yaml" >"$BATS_TEST_TMPDIR/dead.yaml"
-    rc_secret worker-2 "$BATS_TEST_TMPDIR/dead.yaml"
-    eventually 20 is_eq False mkc_active
+    rc_secret_dead worker-2
+    eventually 20 is_eq False mkc_active worker-2
     rc_secret worker-2 "$MKUEUE_E2E_DIR/kubeconfig/worker-2.yaml"
-    eventually 20 is_eq True mkc_active
+    eventually 20 is_eq True mkc_active worker-2
     sleep 5
     [ "$(kw2 -n "$NS" get workload rc-orphan -o name)" = workload.kueue.x-k8s.io/rc-orphan ]
 }

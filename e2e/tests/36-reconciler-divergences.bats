@@ -34,7 +34,6 @@ teardown() {
     rc_ns_delete "$NS"
 }
 
-mkc_active() { jp manager mkc "$1" -o jsonpath='{.status.conditions[?(@.type=="Active")].status}'; }
 # uid of the job's remote copy on a worker (empty when it has none)
 remote_uid() { jp "$1" -n "$NS" job "$2" -o jsonpath='{.metadata.uid}'; }
 

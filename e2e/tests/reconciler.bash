@@ -30,6 +30,17 @@ rc_start() {
     eventually 30 curl -sf "http://127.0.0.1:$port/readyz" -o /dev/null
 }
 
+# rc_secret_dead CLUSTER: the cluster's Secret points at a closed port (the
+# cluster stays in the config, but never connects).
+rc_secret_dead() {
+    sed "s#server: https://127.0.0.1:[0-9]*#server: https://127.0.0.1:1#" \
+        "$MKUEUE_E2E_DIR/kubeconfig/$1.yaml" >"$BATS_TEST_TMPDIR/dead-$1.yaml"
+    rc_secret "$1" "$BATS_TEST_TMPDIR/dead-$1.yaml"
+}
+
+# mkc_active CLUSTER: the MultiKueueCluster's Active status (True/False).
+mkc_active() { jp manager mkc "$1" -o jsonpath='{.status.conditions[?(@.type=="Active")].status}'; }
+
 # rc_ns NAME: a namespace with LocalQueue team-a on the manager and both workers.
 rc_ns() {
     local c
