@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dispatchers.h"
+#include "jobsync.h"
 #include "jsonx.h"
 #include "specdiff.h"
 #include "strmap.h"
@@ -24,6 +25,7 @@ static const char *const act_names[] = {
     "event",
     "count-admitted",
     "drift-mark",
+    "local-job-status",
 };
 
 const char *rc_act_name(enum rc_act_type t)
@@ -251,6 +253,25 @@ static void cleanup(const struct rc_obs *o, struct rc_plan *p, int release_final
         add(p, RC_ACT_REMOVE_FINALIZER, -1);
 }
 
+/* 3b: Kueue evicted the Workload or released its quota and stopped the
+ * local job; once no copy of it runs anywhere, the job shows what the Job
+ * controller would show for a stopped Job (rc_job_stopped_patch), so that
+ * Kueue may restore its pod template and the Workload can be admitted again. */
+static void stopped_job_status(const struct rc_obs *o, struct rc_plan *p)
+{
+    if (!o->managed_by_honoured || !o->job || (!rc_wl_evicted(o->wl) && rc_wl_reserved(o->wl)))
+        return;
+    for (size_t i = 0; i < o->nremotes; i++)
+        if (o->remotes[i].job)
+            return;
+    json_t *patch = rc_job_stopped_patch(o->kind, o->job, o->now);
+    struct rc_act *a = patch ? add(p, RC_ACT_LOCAL_JOB_STATUS, -1) : NULL;
+    if (a)
+        a->patch = patch;
+    else
+        json_decref(patch);
+}
+
 static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, const char *state,
                           const int *drifted)
 {
@@ -424,6 +445,7 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         cleanup(o, p, 1);
         return;
     }
+    stopped_job_status(o, p);
     /* 4: finished, or no quota */
     if (rc_wl_finished(wl) || !rc_wl_reserved(wl)) {
         snprintf(p->step, sizeof(p->step), rc_wl_finished(wl) ? "finished" : "no-reservation");

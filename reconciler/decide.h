@@ -77,12 +77,13 @@ enum rc_act_type {
     RC_ACT_COUNT_ADMITTED,    /* multikueue_workloads_admitted_total{cluster} */
     RC_ACT_DRIFT_MARK,        /* value 1: the copy (its UID) was removed for drift (message:
                                * the differing field); 0: forget that */
+    RC_ACT_LOCAL_JOB_STATUS,  /* merge-patch the local job's status (patch) */
 };
 
 struct rc_act {
     enum rc_act_type type;
     int cluster;   /* index into obs->remotes, -1 when not about a cluster */
-    json_t *patch; /* RC_ACT_WL_STATUS: the status merge patch (owned) */
+    json_t *patch; /* RC_ACT_WL_STATUS, RC_ACT_LOCAL_JOB_STATUS: the merge patch (owned) */
     int value;
     char etype[16]; /* RC_ACT_EVENT: Normal / Warning */
     char reason[64];

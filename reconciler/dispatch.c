@@ -441,16 +441,19 @@ static int wl_patch(struct rc_ctx *x, json_t **cur, json_t *status, int apply)
  * nominatedClusterNames go in Kueue's own admission-status apply (field
  * manager kueue-admission, forced), as its MultiKueue controller writes
  * them, so Kueue's eviction, which leaves them out of the same apply, clears
- * them again. An apply cannot remove what another manager owns (an External
- * dispatcher's nominations), so a list to clear is first removed by a merge
- * patch: clusterName and nominatedClusterNames may never be set together. */
+ * them again. Setting clusterName empties the nominations in the same apply
+ * (Kueue's webhook checks clusterName against the stored list, so it must
+ * still be there: rc_admission_apply). An apply cannot remove what another
+ * manager owns (an External dispatcher's nominations), so a list cleared
+ * without a clusterName is first removed by a merge patch. */
 static int wl_status(struct rc_ctx *x, json_t **cur, json_t *status)
 {
     if (x->cfg->mode != RC_MODE_WITH_KUEUE || !rc_admission_patch(status))
         return wl_patch(x, cur, status, 0);
     json_t *nom = json_object_get(status, "nominatedClusterNames");
     json_t *had = jx_get(*cur, "status.nominatedClusterNames");
-    if (json_is_null(nom) && json_array_size(had) > 0) {
+    json_t *cn = json_object_get(status, "clusterName");
+    if (json_is_null(nom) && json_array_size(had) > 0 && !json_is_string(cn)) {
         json_t *clear = json_pack("{s:n}", "nominatedClusterNames");
         int rc = clear ? wl_patch(x, cur, clear, 0) : -1;
         json_decref(clear);
@@ -716,6 +719,19 @@ static int local_suspend(struct rc_ctx *x, struct held *h, int value)
     return rc < 0 ? -1 : 0;
 }
 
+static int local_job_status(struct rc_ctx *x, struct held *h, json_t *patch)
+{
+    struct kc_resource res = mk_kind_resource(h->obs.kind);
+    struct kc_status st;
+    const char *name = jx_str(h->obs.job, "metadata.name");
+    if (kc_patch(x->mgr, &res, jx_str(h->obs.job, "metadata.namespace"), name, "status",
+                 KC_PATCH_MERGE, patch, NULL, NULL, &st) < 0) {
+        LOG_W(LG, "job status not written", "job", name, "error", st.message);
+        return -1;
+    }
+    return 0;
+}
+
 static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, const char *key,
                    long *requeue_ms)
 {
@@ -764,6 +780,9 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             break;
         case RC_ACT_LOCAL_SUSPEND:
             rc = local_suspend(x, h, a->value);
+            break;
+        case RC_ACT_LOCAL_JOB_STATUS:
+            rc = local_job_status(x, h, a->patch);
             break;
         case RC_ACT_EVENT:
             rc_event_emit(x->mgr, cur, a->etype, a->reason, a->message);

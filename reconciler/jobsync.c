@@ -48,3 +48,26 @@ json_t *rc_job_status_patch(const struct mk_kind *k, const json_t *local, const 
     }
     return json_pack("{s:o}", "status", diff);
 }
+
+static int is_batch_job(const struct mk_kind *k)
+{
+    return k && strcmp(k->kind, "Job") == 0 && strcmp(k->group, "batch") == 0;
+}
+
+json_t *rc_job_stopped_patch(const struct mk_kind *k, const json_t *local, const char *now)
+{
+    if (!is_batch_job(k) || !local || !jx_bool(local, "spec.suspend", 0) ||
+        rc_job_finished(local))
+        return NULL;
+    json_t *st = jx_get(local, "status");
+    long long active = jx_int(st, "active", 0), ready = jx_int(st, "ready", 0);
+    long long terminating = jx_int(st, "terminating", 0);
+    if (active <= 0 && ready <= 0 && terminating <= 0 && !jx_str(st, "startTime"))
+        return NULL;
+    json_t *conds = rc_conds_with(jx_get(st, "conditions"), "Suspended", "True", "JobSuspended",
+                                  "Job suspended", now);
+    if (!conds)
+        return NULL;
+    return json_pack("{s:{s:n,s:i,s:i,s:n,s:o}}", "status", "active", "ready", 0, "terminating", 0,
+                     "startTime", "conditions", conds);
+}

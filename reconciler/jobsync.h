@@ -20,4 +20,14 @@ int rc_job_finished(const json_t *job);
 json_t *rc_job_status_patch(const struct mk_kind *k, const json_t *local, const json_t *remote,
                             int guard, int *deferred);
 
+/* The status merge patch ({"status": ...}) that shows a stopped batch/Job
+ * as the Job controller shows one (docs/multikueue-compat.md 3.7): no
+ * active, ready or terminating pods, no startTime, Suspended=True
+ * JobSuspended "Job suspended" (lastTransitionTime `now`); NULL when the
+ * job is not a suspended, unfinished batch/Job or already shows that.
+ * Kueue, stopping a job, restores its pod template, which Kubernetes
+ * allows only on a suspended Job with no active pods; on the manager no
+ * Job controller resets what mkueue mirrored from the removed copy. */
+json_t *rc_job_stopped_patch(const struct mk_kind *k, const json_t *local, const char *now);
+
 #endif

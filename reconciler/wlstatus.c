@@ -406,6 +406,14 @@ json_t *rc_admission_apply(const json_t *wl, const json_t *patch)
     }
     rc |= copy_member(st, s, "clusterName");
     rc |= copy_member(st, s, "nominatedClusterNames");
+    /* Setting clusterName: Kueue's webhook takes it only from the stored
+     * nominations, and the CRD forbids both at once, so the same request
+     * empties the list; an explicit [] takes the atomic list over from any
+     * other manager (an External dispatcher) instead of leaving it there. */
+    if (nonempty(json_object_get(s, "clusterName")) &&
+        !nonempty(json_object_get(s, "nominatedClusterNames")) &&
+        nonempty(jx_get(wl, "status.nominatedClusterNames")))
+        rc |= json_object_set_new(st, "nominatedClusterNames", json_array());
     rc |= copy_member(st, s, "unhealthyNodes");
     rc |= copy_member(st, s, "preemptionGates");
     rc |= copy_member(st, s, "admissionChecks");

@@ -96,7 +96,9 @@ int rc_admission_patch(const json_t *patch);
  * BlockedOnPreemptionGates, Evicted, Admitted, Preempted, Requeued,
  * DeactivationTarget, Finished), accumulatedPastExecutionTimeSeconds,
  * schedulingStats.evictions, clusterName, nominatedClusterNames,
- * unhealthyNodes, preemptionGates and admissionChecks, empty lists left out.
+ * unhealthyNodes, preemptionGates and admissionChecks, empty lists left out
+ * (but nominatedClusterNames is sent as [] when the patch sets clusterName
+ * over stored nominations: one request, as the CRD forbids both at once).
  * Every member the manager owns is sent again: an apply drops what it leaves
  * out. New reference, NULL on oom. */
 json_t *rc_admission_apply(const json_t *wl, const json_t *patch);

@@ -62,10 +62,44 @@ static void test_job_status_patch(void **state)
     json_decref(remote);
 }
 
+/* A stopped Job (suspended, its copy removed) shows what the Job controller
+ * shows: Kubernetes lets Kueue restore its pod template only then. */
+static void test_job_stopped_patch(void **state)
+{
+    (void)state;
+    const char *now = "2026-01-01T00:00:09Z";
+    json_t *ran = tj_parse(
+        "{\"spec\":{\"suspend\":true},\"status\":{\"active\":1,\"ready\":1,"
+        "\"startTime\":\"2026-01-01T00:00:01Z\",\"conditions\":[{\"type\":\"Suspended\","
+        "\"status\":\"False\",\"reason\":\"JobResumed\",\"message\":\"Job resumed\"}]}}");
+    json_t *p = rc_job_stopped_patch(&mk_kind_job, ran, now);
+    json_t *want = tj_parse("{\"status\":{\"active\":null,\"ready\":0,\"terminating\":0,"
+                    "\"startTime\":null,\"conditions\":[{\"type\":\"Suspended\","
+                    "\"status\":\"True\",\"reason\":\"JobSuspended\","
+                    "\"message\":\"Job suspended\",\"lastTransitionTime\":\"" "2026-01-01T00:00:09Z\"}]}}");
+    assert_true(json_equal(p, want));
+    json_decref(want);
+    json_decref(p);
+    /* running, finished, or already shown stopped: nothing */
+    json_t *running = tj_parse("{\"spec\":{\"suspend\":false},\"status\":{\"active\":1}}");
+    json_t *done = tj_parse("{\"spec\":{\"suspend\":true},\"status\":{\"active\":1,"
+                            "\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\"}]}}");
+    json_t *stopped = tj_parse("{\"spec\":{\"suspend\":true},\"status\":{\"ready\":0}}");
+    assert_null(rc_job_stopped_patch(&mk_kind_job, running, now));
+    assert_null(rc_job_stopped_patch(&mk_kind_job, done, now));
+    assert_null(rc_job_stopped_patch(&mk_kind_job, stopped, now));
+    assert_null(rc_job_stopped_patch(&mk_kind_jobset, ran, now)); /* batch/Job only */
+    json_decref(ran);
+    json_decref(running);
+    json_decref(done);
+    json_decref(stopped);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_job_status_patch),
+        cmocka_unit_test(test_job_stopped_patch),
     };
     return cmocka_run_group_tests_name("rc_jobsync", tests, NULL, NULL);
 }

@@ -99,7 +99,7 @@ static void test_admission_apply(void **state)
                     "\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\","
                     "\"reason\":\"QuotaReserved\"},{\"type\":\"Admitted\",\"status\":\"True\"}],"
                     "\"schedulingStats\":{\"evictions\":[{\"reason\":\"x\",\"count\":1}]},"
-                    "\"clusterName\":\"worker-1\","
+                    "\"clusterName\":\"worker-1\",\"nominatedClusterNames\":[],"
                     "\"admissionChecks\":[{\"name\":\"mk\",\"state\":\"Pending\","
                     "\"retryCount\":1}]}}");
     json_decref(a);

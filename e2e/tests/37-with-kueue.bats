@@ -3,16 +3,10 @@
 # manager-kueue: real Kueue there (MultiKueue controller off) creates the
 # Workloads, reserves quota and evicts; mkueue is only the controller of the
 # kueue.x-k8s.io/multikueue check, dispatching to worker-1/worker-2.
-#
-# PENDING, not in `make test`: it fails today. Kueue's Workload webhook takes
-# a clusterName only from the stored nominatedClusterNames, and the list
-# mkueue nominates under Kueue's field manager (kueue-admission) is dropped
-# again by Kueue's own admission applies, so the clusterName write is
-# refused in a loop (issue 10.2; docs/testbed.md). Run it by hand:
-#   MKUEUE_E2E_KEEP=1 e2e/run.sh e2e/tests-pending/37-with-kueue.bats
+# Alone: MKUEUE_E2E_KEEP=1 e2e/run.sh e2e/tests/37-with-kueue.bats
 
-load ../tests/helpers
-load ../tests/reconciler
+load helpers
+load reconciler
 
 PORT=$((RC_METRICS_BASE + 7))
 MK=manager-kueue
@@ -126,25 +120,35 @@ check_and_retries() { echo "$(check "$1" state) $(check "$1" retryCount)"; }
     eventually 20 no_remote_objects "$NS"
 }
 
-# "<state> <retryCount> <clusterName>" of the check and the Workload
-evicted_state() { echo "$(check "$1" state) $(check "$1" retryCount) $(wl "$1" '{.status.clusterName}')"; }
+# the reasons of the Workload's recorded evictions, e.g. "AdmissionCheck"
+evictions() { wl "$1" '{.status.schedulingStats.evictions[*].reason}'; }
 
-@test "with-kueue: evicted on the worker, Kueue evicts on the manager and its apply clears clusterName" {
+@test "with-kueue: evicted on the worker, Kueue evicts, clears clusterName, admits again; mkueue dispatches again and the Job finishes" {
     wk_job evict
     eventually 30 is_eq Ready check evict state
     c=$(wl evict '{.status.clusterName}')
     eventually 20 has_pods "$c" "$NS" job-name=evict
-    # the worker evicts its copy (deactivated there): mkueue sets Retry and
-    # Kueue evicts on the manager: its admission-status apply resets the check
-    # to Pending with retryCount 1 and leaves clusterName out, which clears it
-    # only when mkueue wrote it under Kueue's field manager (merge-patched,
-    # it stays, and every new reservation goes straight back to Retry)
+    # The worker evicts its copy (deactivated there): mkueue sets Retry and
+    # Kueue evicts on the manager. Its admission-status apply resets the
+    # check to Pending (retryCount 1) and clears clusterName, which works
+    # only when mkueue wrote it under Kueue's field manager; Kueue stops the
+    # Job (suspend, pod template restored: refused by Kubernetes while the
+    # mirrored status still shows active pods, so mkueue shows it stopped),
+    # releases the quota, admits again, and mkueue dispatches anew.
     k "$c" -n "$NS" patch workload "$(wl_name evict)" --type=merge -p '{"spec":{"active":false}}' >/dev/null
-    eventually 60 is_eq "Pending 1 " evicted_state evict
-    eq True "$(cond evict Evicted)"
-    eq AdmissionCheck "$(wl evict '{.status.conditions[?(@.type=="Evicted")].reason}')"
+    eventually 60 is_eq AdmissionCheck evictions evict
+    eventually 90 is_eq "Ready 1" check_and_retries evict
+    c2=$(wl evict '{.status.clusterName}')
+    [[ "$c2" == worker-[12] ]]
     eq "" "$(wl evict '{.status.nominatedClusterNames}')"
-    # both fields are Kueue's again
+    # clusterName and the admission status are Kueue's field manager's alone
     eq kueue-admission "$(kmk -n "$NS" get workload "$(wl_name evict)" --show-managed-fields \
         -o jsonpath='{.metadata.managedFields[?(@.operation=="Apply")].manager}')"
+    eventually 10 is_eq True cond evict Admitted
+    eventually 30 has_pods "$c2" "$NS" job-name=evict
+    eventually 10 is_eq false jp "$MK" -n "$NS" job evict -o jsonpath='{.spec.suspend}'
+    rc_finish_pod "$c2" "$NS" evict
+    eventually 30 is_eq True jp "$MK" -n "$NS" job evict -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}'
+    eventually 20 is_eq True cond evict Finished
+    eventually 20 no_remote_objects "$NS"
 }
