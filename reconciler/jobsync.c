@@ -56,8 +56,7 @@ static int is_batch_job(const struct mk_kind *k)
 
 json_t *rc_job_stopped_patch(const struct mk_kind *k, const json_t *local, const char *now)
 {
-    if (!is_batch_job(k) || !local || !jx_bool(local, "spec.suspend", 0) ||
-        rc_job_finished(local))
+    if (!is_batch_job(k) || !local || !jx_bool(local, "spec.suspend", 0) || rc_job_finished(local))
         return NULL;
     json_t *st = jx_get(local, "status");
     long long active = jx_int(st, "active", 0), ready = jx_int(st, "ready", 0);

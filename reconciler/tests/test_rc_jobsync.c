@@ -68,15 +68,16 @@ static void test_job_stopped_patch(void **state)
 {
     (void)state;
     const char *now = "2026-01-01T00:00:09Z";
-    json_t *ran = tj_parse(
-        "{\"spec\":{\"suspend\":true},\"status\":{\"active\":1,\"ready\":1,"
-        "\"startTime\":\"2026-01-01T00:00:01Z\",\"conditions\":[{\"type\":\"Suspended\","
-        "\"status\":\"False\",\"reason\":\"JobResumed\",\"message\":\"Job resumed\"}]}}");
+    json_t *ran =
+        tj_parse("{\"spec\":{\"suspend\":true},\"status\":{\"active\":1,\"ready\":1,"
+                 "\"startTime\":\"2026-01-01T00:00:01Z\",\"conditions\":[{\"type\":\"Suspended\","
+                 "\"status\":\"False\",\"reason\":\"JobResumed\",\"message\":\"Job resumed\"}]}}");
     json_t *p = rc_job_stopped_patch(&mk_kind_job, ran, now);
-    json_t *want = tj_parse("{\"status\":{\"active\":null,\"ready\":0,\"terminating\":0,"
-                    "\"startTime\":null,\"conditions\":[{\"type\":\"Suspended\","
-                    "\"status\":\"True\",\"reason\":\"JobSuspended\","
-                    "\"message\":\"Job suspended\",\"lastTransitionTime\":\"" "2026-01-01T00:00:09Z\"}]}}");
+    json_t *want = tj_parse(
+        "{\"status\":{\"active\":null,\"ready\":0,\"terminating\":0,"
+        "\"startTime\":null,\"conditions\":[{\"type\":\"Suspended\","
+        "\"status\":\"True\",\"reason\":\"JobSuspended\","
+        "\"message\":\"Job suspended\",\"lastTransitionTime\":\"2026-01-01T00:00:09Z\"}]}}");
     assert_true(json_equal(p, want));
     json_decref(want);
     json_decref(p);
