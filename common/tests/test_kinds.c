@@ -12,6 +12,7 @@
 
 #include "jsonx.h"
 #include "kinds/kinds.h"
+#include "kinds/podset.h"
 
 static void test_every_kind_of_the_reference_is_registered(void **state)
 {
@@ -344,6 +345,40 @@ static void test_job_remote_copy(void **state)
     json_decref(job);
 }
 
+/* As Kueue's pod MultiKueue adapter: metadata cloned for creation, spec
+ * kept, the prebuilt-workload and origin labels added; mkueue also drops
+ * the manager's admission gate (other gates stay). */
+static void test_pod_remote_copy(void **state)
+{
+    (void)state;
+    const struct mk_kind *k = mk_kind_by_gvk("v1", "Pod");
+    json_t *pod = tj_parse(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
+        "\"ns\",\"uid\":\"u1\",\"labels\":{\"kueue.x-k8s.io/managed\":\"true\"}},\"spec\":{"
+        "\"schedulingGates\":[{\"name\":\"kueue.x-k8s.io/admission\"}],\"containers\":[{"
+        "\"name\":\"c\"}]},\"status\":{\"phase\":\"Pending\"}}");
+    json_t *c = mk_remote_copy(k, pod, "multikueue", "pod-p-abcde");
+    assert_non_null(c);
+    assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]"),
+                        "pod-p-abcde");
+    assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/multikueue-origin]"),
+                        "multikueue");
+    assert_null(jx_get(c, "spec.schedulingGates"));
+    assert_null(jx_get(c, "metadata.uid"));
+    assert_null(jx_get(c, "status"));
+    assert_string_equal(jx_str(c, "spec.containers[0].name"), "c");
+    /* the manager's pod keeps its gate; a pod without managedBy is Kueue's */
+    assert_int_equal(json_array_size(jx_get(pod, "spec.schedulingGates")), 1);
+    json_decref(c);
+    json_t *two = tj_parse("{\"spec\":{\"schedulingGates\":[{\"name\":\"other\"},{\"name\":"
+                           "\"kueue.x-k8s.io/admission\"}]}}");
+    mk_pod_drop_admission_gate(json_object_get(two, "spec"));
+    assert_int_equal(json_array_size(jx_get(two, "spec.schedulingGates")), 1);
+    assert_string_equal(jx_str(two, "spec.schedulingGates[0].name"), "other");
+    json_decref(two);
+    json_decref(pod);
+}
+
 static void test_statefulset_copy_carries_origin_uid(void **state)
 {
     (void)state;
@@ -390,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_appwrapper_pod_sets_as_the_library_builds_them),
         cmocka_unit_test(test_bad_counts_are_refused),
         cmocka_unit_test(test_job_remote_copy),
+        cmocka_unit_test(test_pod_remote_copy),
         cmocka_unit_test(test_statefulset_copy_carries_origin_uid),
         cmocka_unit_test(test_external_kind),
     };

@@ -71,7 +71,7 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- define "mkueue.kindTable" -}}
 kinds:
 - {kind: Job, group: batch, version: v1, resource: jobs}
-- {kind: Pod, group: "", version: v1, resource: pods, podBased: true, dispatch: false}
+- {kind: Pod, group: "", version: v1, resource: pods, podBased: true, integration: pod}
 - {kind: Deployment, group: apps, version: v1, resource: deployments, mutateUpdate: true, podBased: true, dispatch: false}
 - {kind: StatefulSet, group: apps, version: v1, resource: statefulsets, mutateUpdate: true, podBased: true, dispatch: false}
 - {kind: JobSet, group: jobset.x-k8s.io, version: v1alpha2, resource: jobsets}
