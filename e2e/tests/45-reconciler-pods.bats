@@ -5,7 +5,9 @@
 # creates the pod on the worker that admitted it first, where KWOK runs it;
 # the remote pod's status comes back to the manager pod, which stays gated
 # and unscheduled; the finished pod finishes the Workload and is removed
-# from the worker. A kind the reconciler does not dispatch gets Kueue's
+# from the worker. A Deployment's pods are each dispatched so (the webhook
+# marks its template), scaled and deleted with it. A kind the reconciler
+# does not dispatch gets Kueue's
 # "No multikueue adapter found" on its Workload's check.
 #
 # Ports: MKUEUE_WEBHOOK_PORT (HTTPS) and MKUEUE_WEBHOOK_METRICS_PORT, as
@@ -18,7 +20,7 @@ PORT=$((RC_METRICS_BASE + 45))
 WH_PORT=${MKUEUE_WEBHOOK_PORT:-16446}
 WH_MPORT=${MKUEUE_WEBHOOK_METRICS_PORT:-16447}
 
-# The mutating webhook for pods, as the chart registers it for Pod.
+# The mutating webhooks for pods and Deployments, as the chart registers them.
 register_pods() {
     local ca
     ca=$(base64 -w0 <"$MKUEUE_E2E_DIR/webhook-certs-pods/ca.crt")
@@ -32,7 +34,6 @@ webhooks:
   sideEffects: None
   failurePolicy: Fail
   timeoutSeconds: 10
-  reinvocationPolicy: Never
   clientConfig:
     url: https://127.0.0.1:$WH_PORT/mutate--v1-pod
     caBundle: $ca
@@ -43,6 +44,21 @@ webhooks:
     apiVersions: [v1]
     resources: [pods]
     operations: [CREATE]
+- name: mutate-deployment.mkueue.x-k8s.io
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 10
+  clientConfig:
+    url: https://127.0.0.1:$WH_PORT/mutate-apps-v1-deployment
+    caBundle: $ca
+  namespaceSelector:
+    matchLabels: {kueue.x-k8s.io/managed-namespace: "true"}
+  rules:
+  - apiGroups: [apps]
+    apiVersions: [v1]
+    resources: [deployments]
+    operations: [CREATE, UPDATE]
 YAML
 }
 
@@ -154,6 +170,49 @@ no_remote_objects_pods() {
     km -n "$NS" delete pod p2 >/dev/null
     eventually 20 no_remote_objects_pods
     eventually 20 is_eq "" km -n "$NS" get workloads -o name
+}
+
+# Workloads of the namespace owned by pods of Deployment d
+dep_wls() { km -n "$NS" get workloads -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].kind}{"\n"}{end}' 2>/dev/null | grep -c '^Pod$' || true; }
+ready_wls() { km -n "$NS" get workloads -o jsonpath='{range .items[*]}{.status.admissionChecks[0].state}{"\n"}{end}' 2>/dev/null | grep -c '^Ready$' || true; }
+remote_running() { { k worker-1 -n "$NS" get pods -l app=d --field-selector status.phase=Running -o name; k worker-2 -n "$NS" get pods -l app=d --field-selector status.phase=Running -o name; } 2>/dev/null | grep -c . || true; }
+dep_ready() { jp manager -n "$NS" deployment d -o jsonpath='{.status.readyReplicas}'; }
+
+@test "Deployment: each pod its own Workload; ready from the mirrored pods; scaling adds and removes Workloads; deletion cleans up" {
+    km apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {namespace: $NS, name: d, labels: {kueue.x-k8s.io/queue-name: team-a}}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec:
+      containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]
+YAML
+    # the webhook marked the pod template; the pods it makes are gated
+    eq team-a "$(jp manager -n "$NS" deployment d -o jsonpath='{.spec.template.metadata.labels.kueue\.x-k8s\.io/queue-name}')"
+    eventually 30 is_eq 3 dep_wls
+    eventually 60 is_eq 3 ready_wls
+    eventually 30 is_eq 3 remote_running
+    eventually 30 is_eq 3 dep_ready
+    eq kueue.x-k8s.io/admission "$(km -n "$NS" get pods -l app=d -o jsonpath='{.items[0].spec.schedulingGates[*].name}')"
+    none_on_manager_nodes
+    # one Workload per pod, each on exactly one worker
+    eq 3 "$(rc_count_remote_wls "$NS")"
+    km -n "$NS" scale deployment d --replicas=4 >/dev/null
+    eventually 30 is_eq 4 dep_wls
+    eventually 60 is_eq 4 remote_running
+    eventually 30 is_eq 4 dep_ready
+    km -n "$NS" scale deployment d --replicas=2 >/dev/null
+    eventually 30 is_eq 2 dep_wls
+    eventually 30 is_eq 2 remote_running
+    eventually 30 is_eq 2 dep_ready
+    none_on_manager_nodes
+    km -n "$NS" delete deployment d >/dev/null
+    eventually 30 is_eq 0 dep_wls
+    eventually 30 no_remote_objects_pods
 }
 
 @test "a Workload owned by a kind the reconciler does not dispatch is Rejected with Kueue's message" {

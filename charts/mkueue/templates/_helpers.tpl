@@ -66,13 +66,14 @@ app.kubernetes.io/component: {{ index . 1 }}
      section 5.1). podBased: the webhooks are scoped by
      webhook.managedJobsNamespaceSelector too. dispatch: false for the kinds
      the reconciler does not dispatch yet (it refuses them as integrations):
-     no reconciler RBAC or integration for them. integration: Kueue's
+     no reconciler RBAC or integration for them; viaPods: the kind is not
+     dispatched itself, its pods are (as Pods). integration: Kueue's
      framework name when it is not <group>/<lower kind>. */}}
 {{- define "mkueue.kindTable" -}}
 kinds:
 - {kind: Job, group: batch, version: v1, resource: jobs}
 - {kind: Pod, group: "", version: v1, resource: pods, podBased: true, integration: pod}
-- {kind: Deployment, group: apps, version: v1, resource: deployments, mutateUpdate: true, podBased: true, dispatch: false}
+- {kind: Deployment, group: apps, version: v1, resource: deployments, mutateUpdate: true, podBased: true, dispatch: false, viaPods: true}
 - {kind: StatefulSet, group: apps, version: v1, resource: statefulsets, mutateUpdate: true, podBased: true, dispatch: false}
 - {kind: JobSet, group: jobset.x-k8s.io, version: v1alpha2, resource: jobsets}
 - {kind: PyTorchJob, group: kubeflow.org, version: v1, resource: pytorchjobs}
@@ -98,6 +99,9 @@ kinds:
 {{- if not (hasKey $known $name) }}
 {{- fail (printf "kinds.%s: unknown job kind (known: %s)" $name (keys $known | sortAlpha | join ", ")) }}
 {{- end }}
+{{- end -}}
+{{- if and .Values.kinds.Deployment (not .Values.kinds.Pod) }}
+{{- fail "kinds.Deployment needs kinds.Pod: a Deployment's pods are dispatched as Pods (Kueue's deployment integration depends on pod too)" }}
 {{- end -}}
 kinds:
 {{- range $table }}
