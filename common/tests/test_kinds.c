@@ -84,8 +84,8 @@ static void test_workload_name_is_kueues(void **state)
     assert_int_equal(mk_workload_name("Job", "batch", "", "u", name, sizeof(name)), -1);
     /* Kueue's GetWorkloadNameForPod: the core group is empty,
      * sha1("Pod\n\np1\n0b3c5a5e-1111-2222-3333-444455556666") starts with d44fc */
-    assert_int_equal(mk_workload_name("Pod", "", "p1", "0b3c5a5e-1111-2222-3333-444455556666",
-                                      name, sizeof(name)),
+    assert_int_equal(mk_workload_name("Pod", "", "p1", "0b3c5a5e-1111-2222-3333-444455556666", name,
+                                      sizeof(name)),
                      0);
     assert_string_equal(name, "pod-p1-d44fc");
 }
