@@ -36,11 +36,14 @@ void rc_config_defaults(struct rc_config *c)
     c->nintegrations = 0;
     for (size_t i = 0; i < mk_kinds_count() && c->nintegrations < RC_MAX_KINDS; i++) {
         const struct mk_kind *k = mk_kind_at(i);
-        if (k->gating != MK_GATE_MANAGED_BY || k->status_sync != MK_STATUS_WHOLE)
+        if (!rc_kind_dispatchable(k))
             continue;
         char *d = c->integrations[c->nintegrations++];
-        size_t n = (size_t)snprintf(d, sizeof(c->integrations[0]), "%s/%s", k->group, k->kind);
-        for (size_t j = strlen(k->group) + 1; j < n && j < sizeof(c->integrations[0]); j++)
+        /* Kueue's framework names: "batch/job", but "pod" for the core group */
+        size_t skip = k->group[0] ? strlen(k->group) + 1 : 0;
+        size_t n = (size_t)snprintf(d, sizeof(c->integrations[0]), "%s%s%s", k->group,
+                                    k->group[0] ? "/" : "", k->kind);
+        for (size_t j = skip; j < n && j < sizeof(c->integrations[0]); j++)
             d[j] = (char)tolower((unsigned char)d[j]);
     }
     c->qps = 50;
@@ -528,25 +531,42 @@ int rc_config_validate(const struct rc_config *c, char *err, size_t errlen)
     return 0;
 }
 
+int rc_kind_dispatchable(const struct mk_kind *k)
+{
+    if (k->gating == MK_GATE_MANAGED_BY)
+        return k->status_sync == MK_STATUS_WHOLE;
+    /* single Pods; Deployment, StatefulSet and LeaderWorkerSet not yet */
+    return k->gating == MK_GATE_POD;
+}
+
 const struct mk_kind *rc_integration_kind(const char *name, char *why, size_t whylen)
 {
     const char *slash = strchr(name, '/');
-    if (!slash || slash == name || !slash[1]) {
+    if (slash && (slash == name || !slash[1])) {
         snprintf(why, whylen, "\"%s\" is not <group>/<kind> (e.g. batch/job)", name);
         return NULL;
     }
+    /* Kueue names the core and apps kinds without their group: "pod",
+     * "deployment", "statefulset" */
+    size_t glen = slash ? (size_t)(slash - name) : 0;
+    const char *kname = slash ? slash + 1 : name;
     for (size_t i = 0; i < mk_kinds_count(); i++) {
         const struct mk_kind *k = mk_kind_at(i);
-        if (strlen(k->group) != (size_t)(slash - name) || strncmp(k->group, name, slash - name))
+        if (slash ? strlen(k->group) != glen || strncmp(k->group, name, glen)
+                  : strcmp(k->group, "") != 0 && strcmp(k->group, "apps") != 0)
             continue;
-        if (strcasecmp(k->kind, slash + 1) != 0)
+        if (strcasecmp(k->kind, kname) != 0)
             continue;
-        if (k->gating != MK_GATE_MANAGED_BY || k->status_sync != MK_STATUS_WHOLE) {
+        if (!rc_kind_dispatchable(k)) {
             snprintf(why, whylen, "%s is not supported by the reconciler yet (pod-based kind)",
                      name);
             return NULL;
         }
         return k;
+    }
+    if (!slash) {
+        snprintf(why, whylen, "\"%s\" is not <group>/<kind> (e.g. batch/job) or pod", name);
+        return NULL;
     }
     snprintf(why, whylen, "unknown job kind %s", name);
     return NULL;

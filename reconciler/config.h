@@ -82,10 +82,14 @@ int rc_config_validate(const struct rc_config *c, char *err, size_t errlen);
 /* The usage text of the flags. */
 void rc_config_usage(void *file);
 
-/* The adapter of a Kueue framework name ("batch/job", case-insensitive
+/* The adapter of a Kueue framework name ("batch/job", "pod"; case-insensitive
  * kind), or NULL with a reason (unknown, or a pod-based kind the reconciler
  * does not dispatch yet). */
 struct mk_kind;
 const struct mk_kind *rc_integration_kind(const char *name, char *why, size_t whylen);
+
+/* 1 when the reconciler dispatches this kind: the managedBy kinds with whole
+ * status sync, and single Pods. */
+int rc_kind_dispatchable(const struct mk_kind *k);
 
 #endif

@@ -339,7 +339,10 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
             o->kind = k;
             o->managed_by_honoured = x->managed_by_kept[h->kind_index];
             o->job = owner_job(x, h, owner, &o->job_gone);
-            o->managed = o->job && (!o->managed_by_honoured || mk_is_managed(k, o->job));
+            /* a kind without managedBy (Pod) is always Kueue's, as in Kueue's
+             * pod adapter (IsJobManagedByKueue) */
+            o->managed = o->job && (!o->managed_by_honoured || !k->managed_by_path ||
+                                    mk_is_managed(k, o->job));
         }
     }
     if (!o->check)

@@ -38,7 +38,8 @@ static const char *LG = "main";
 
 struct informed {
     struct kc_resource res;
-    const char *ns; /* NULL = all */
+    const char *ns;       /* NULL = all */
+    const char *selector; /* label selector, NULL = every object */
     struct kcache **cache;
     struct kw_informer *inf;
     int optional; /* the CRD may be missing: do not wait for it */
@@ -546,6 +547,7 @@ static int add_informer(struct app *a, struct kc_resource res, const char *ns,
     struct informed *in = &a->inf[a->ninf++];
     in->res = res;
     in->ns = ns;
+    in->selector = NULL;
     in->cache = cache;
     in->optional = optional;
     return 0;
@@ -556,7 +558,7 @@ static int start_informers(struct app *a)
     for (int i = 0; i < a->ninf; i++) {
         struct informed *in = &a->inf[i];
         struct kw_options o = {.name = in->res.resource, .resync_period_ms = a->cfg.resync_ms};
-        in->inf = kw_informer_start(a->x.mgr, &in->res, in->ns, NULL, *in->cache, &o);
+        in->inf = kw_informer_start(a->x.mgr, &in->res, in->ns, in->selector, *in->cache, &o);
         if (!in->inf)
             return -1;
     }
@@ -688,6 +690,9 @@ static int setup(struct app *a, char *err, size_t errlen)
             snprintf(err, errlen, "out of memory");
             return -1;
         }
+        /* not every Pod of the manager: those the webhook gated and marked */
+        if (x->kinds[k]->gating == MK_GATE_POD)
+            a->inf[a->ninf - 1].selector = MK_MANAGED_LABEL "=true";
     }
     /* kubeconfig Secrets: read by name (kube_secrets.h), not listed */
     if (!(x->secrets = kcache_new()) || kcache_add_handlers(x->secrets, &sch) < 0) {

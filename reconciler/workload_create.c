@@ -118,6 +118,11 @@ int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
     const char *queue = jx_str(job, "metadata.labels[" MK_QUEUE_LABEL "]");
     if (!ns || !queue)
         goto out;
+    if (k->gating == MK_GATE_POD && jx_str(job, "metadata.labels[" MK_POD_GROUP_LABEL "]")) {
+        /* one pod of a group alone would split the group (the webhook refuses them) */
+        LOG_W(LG, "pod groups are not dispatched yet: no Workload", "pod", key);
+        goto out;
+    }
     struct mkq_resolution res;
     char msg[300];
     int r = mkq_resolve(&x->q, ns, queue, &res, msg, sizeof(msg));

@@ -138,6 +138,17 @@ static int gate(struct jp *p, const struct mk_kind *k, const json_t *obj, const 
         return 0;
     }
     case MK_GATE_POD:
+        /* Kueue makes one Workload of a pod group; the reconciler has no
+         * group Workload yet, and dispatching each pod alone would split the
+         * group across workers: refused, never gated to wait forever. */
+        if (jx_str(obj, "metadata.labels[" MK_POD_GROUP_LABEL "]")) {
+            wh_verdict_deny(v, "unsupported",
+                            "pod groups (label %s) are not dispatched by MultiKueue in mkueue yet; "
+                            "create the pod without it, or use a queue without a MultiKueue "
+                            "AdmissionCheck",
+                            MK_POD_GROUP_LABEL);
+            return 0;
+        }
         if (!wh_has_admission_gate(obj) &&
             jp_append(p, json_pack("{s:s}", "name", MK_ADMISSION_GATE), "spec", "schedulingGates") <
                 0)

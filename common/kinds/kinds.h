@@ -19,6 +19,7 @@
 #define MK_MANAGED_LABEL         "kueue.x-k8s.io/managed"
 #define MK_ADMISSION_GATE        "kueue.x-k8s.io/admission"
 #define MK_POD_SUSPENDING_PARENT "kueue.x-k8s.io/pod-suspending-parent"
+#define MK_POD_GROUP_LABEL       "kueue.x-k8s.io/pod-group-name"
 #define MK_MAX_PODSETS           8 /* Kueue v1beta2: spec.podSets maxItems */
 
 /* How the manager keeps a job of this kind from running locally. */

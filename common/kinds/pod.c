@@ -1,6 +1,7 @@
 /* v1 Pod (gated by a scheduling gate) and apps/v1 Deployment (whose pods are
  * dispatched one by one as single-pod Workloads; no Deployment Workload). */
 #include <stdio.h>
+#include <string.h>
 
 #include "jsonx.h"
 #include "kinds/adapters.h"
@@ -13,6 +14,30 @@ static int pod_pod_sets(const json_t *pod, json_t *out, char *err, size_t errlen
     int rc = tmpl ? mk_podset_add(out, "main", 1, tmpl, err, errlen) : -1;
     json_decref(tmpl);
     return rc;
+}
+
+/* The worker's pod is created without the manager's admission gate: the
+ * worker's Kueue gates it again if its webhook handles the namespace, and
+ * ungates it once the prebuilt Workload is admitted; otherwise it runs at
+ * once, its Workload being admitted already. Other gates stay. */
+void mk_pod_drop_admission_gate(json_t *spec)
+{
+    json_t *gates = json_object_get(spec, "schedulingGates");
+    if (!json_is_array(gates))
+        return;
+    for (size_t i = json_array_size(gates); i-- > 0;) {
+        const char *n = jx_str(json_array_get(gates, i), "name");
+        if (n && strcmp(n, MK_ADMISSION_GATE) == 0)
+            json_array_remove(gates, i);
+    }
+    if (json_array_size(gates) == 0)
+        json_object_del(spec, "schedulingGates");
+}
+
+static void pod_edit_remote(json_t *copy, const json_t *pod)
+{
+    (void)pod;
+    mk_pod_drop_admission_gate(json_object_get(copy, "spec"));
 }
 
 static int deployment_pod_sets(const json_t *d, json_t *out, char *err, size_t errlen)
@@ -31,6 +56,7 @@ const struct mk_kind mk_kind_pod = {
     .prebuilt_allowed = 1,
     .status_sync = MK_STATUS_WHOLE,
     .pod_sets = pod_pod_sets,
+    .edit_remote = pod_edit_remote,
 };
 
 const struct mk_kind mk_kind_deployment = {

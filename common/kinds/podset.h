@@ -24,6 +24,10 @@ int mk_podsets_from_replica_specs(const json_t *specs, const char *const *order,
  * parallelism defaulting to 1; -1 on non-integers. */
 long long mk_job_pod_count(const json_t *job_spec);
 
+/* Removes the kueue.x-k8s.io/admission entry of a pod spec's
+ * schedulingGates (and the list when it ends up empty); spec borrowed. */
+void mk_pod_drop_admission_gate(json_t *spec);
+
 /* edit_remote for kinds whose worker copy carries the manager's UID. */
 void mk_set_origin_uid(json_t *copy, const json_t *job);
 

@@ -12,6 +12,7 @@
 
 #include "jsonx.h"
 #include "kinds/kinds.h"
+#include "kinds/podset.h"
 
 static void test_every_kind_of_the_reference_is_registered(void **state)
 {
@@ -81,6 +82,12 @@ static void test_workload_name_is_kueues(void **state)
     assert_int_equal(mk_workload_name("Job", "batch", longname, "u", name, sizeof(name)), 0);
     assert_int_equal(strlen(name), 253);
     assert_int_equal(mk_workload_name("Job", "batch", "", "u", name, sizeof(name)), -1);
+    /* Kueue's GetWorkloadNameForPod: the core group is empty,
+     * sha1("Pod\n\np1\n0b3c5a5e-1111-2222-3333-444455556666") starts with d44fc */
+    assert_int_equal(mk_workload_name("Pod", "", "p1", "0b3c5a5e-1111-2222-3333-444455556666", name,
+                                      sizeof(name)),
+                     0);
+    assert_string_equal(name, "pod-p1-d44fc");
 }
 
 static void test_job_pod_sets_and_min_parallelism(void **state)
@@ -344,6 +351,40 @@ static void test_job_remote_copy(void **state)
     json_decref(job);
 }
 
+/* As Kueue's pod MultiKueue adapter: metadata cloned for creation, spec
+ * kept, the prebuilt-workload and origin labels added; mkueue also drops
+ * the manager's admission gate (other gates stay). */
+static void test_pod_remote_copy(void **state)
+{
+    (void)state;
+    const struct mk_kind *k = mk_kind_by_gvk("v1", "Pod");
+    json_t *pod = tj_parse(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
+        "\"ns\",\"uid\":\"u1\",\"labels\":{\"kueue.x-k8s.io/managed\":\"true\"}},\"spec\":{"
+        "\"schedulingGates\":[{\"name\":\"kueue.x-k8s.io/admission\"}],\"containers\":[{"
+        "\"name\":\"c\"}]},\"status\":{\"phase\":\"Pending\"}}");
+    json_t *c = mk_remote_copy(k, pod, "multikueue", "pod-p-abcde");
+    assert_non_null(c);
+    assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]"),
+                        "pod-p-abcde");
+    assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/multikueue-origin]"),
+                        "multikueue");
+    assert_null(jx_get(c, "spec.schedulingGates"));
+    assert_null(jx_get(c, "metadata.uid"));
+    assert_null(jx_get(c, "status"));
+    assert_string_equal(jx_str(c, "spec.containers[0].name"), "c");
+    /* the manager's pod keeps its gate; a pod without managedBy is Kueue's */
+    assert_int_equal(json_array_size(jx_get(pod, "spec.schedulingGates")), 1);
+    json_decref(c);
+    json_t *two = tj_parse("{\"spec\":{\"schedulingGates\":[{\"name\":\"other\"},{\"name\":"
+                           "\"kueue.x-k8s.io/admission\"}]}}");
+    mk_pod_drop_admission_gate(json_object_get(two, "spec"));
+    assert_int_equal(json_array_size(jx_get(two, "spec.schedulingGates")), 1);
+    assert_string_equal(jx_str(two, "spec.schedulingGates[0].name"), "other");
+    json_decref(two);
+    json_decref(pod);
+}
+
 static void test_statefulset_copy_carries_origin_uid(void **state)
 {
     (void)state;
@@ -390,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_appwrapper_pod_sets_as_the_library_builds_them),
         cmocka_unit_test(test_bad_counts_are_refused),
         cmocka_unit_test(test_job_remote_copy),
+        cmocka_unit_test(test_pod_remote_copy),
         cmocka_unit_test(test_statefulset_copy_carries_origin_uid),
         cmocka_unit_test(test_external_kind),
     };

@@ -49,16 +49,19 @@ static void test_defaults_are_kueues(void **state)
     assert_int_equal(c.mode, RC_MODE_STANDALONE);
     assert_int_equal(c.leader_elect, 1);
     assert_int_equal(rc_config_validate(&c, err, sizeof(err)), 0);
-    /* every managedBy kind of the registry, none of the pod-based ones */
-    assert_int_equal(c.nintegrations, 12);
-    int job = 0, pytorch = 0;
+    /* every managedBy kind of the registry and Pod (Kueue's name "pod"),
+     * none of the pod-template kinds */
+    assert_int_equal(c.nintegrations, 13);
+    int job = 0, pytorch = 0, pod = 0;
     for (int i = 0; i < c.nintegrations; i++) {
         job |= strcmp(c.integrations[i], "batch/job") == 0;
         pytorch |= strcmp(c.integrations[i], "kubeflow.org/pytorchjob") == 0;
-        assert_null(strstr(c.integrations[i], "pod"));
+        pod |= strcmp(c.integrations[i], "pod") == 0;
+        assert_null(strstr(c.integrations[i], "deployment"));
         assert_null(strstr(c.integrations[i], "statefulset"));
+        assert_null(strstr(c.integrations[i], "leaderworkerset"));
     }
-    assert_true(job && pytorch);
+    assert_true(job && pytorch && pod);
 }
 
 static const char *yaml = "origin: team-x\n"
@@ -300,6 +303,13 @@ static void test_integration_kinds(void **state)
     assert_null(rc_integration_kind("apps/statefulset", why, sizeof(why)));
     assert_non_null(strstr(why, "not supported"));
     assert_null(rc_integration_kind("job", why, sizeof(why)));
+    /* Kueue's name for Pod carries no group */
+    k = rc_integration_kind("pod", why, sizeof(why));
+    assert_non_null(k);
+    assert_string_equal(k->kind, "Pod");
+    assert_null(rc_integration_kind("deployment", why, sizeof(why)));
+    assert_non_null(strstr(why, "not supported"));
+    assert_null(rc_integration_kind("/pod", why, sizeof(why)));
 }
 
 int main(void)

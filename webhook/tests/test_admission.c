@@ -517,6 +517,17 @@ static void test_mutate_skips(void **state)
     a = call(f, 1, "CREATE", pod, obj, NULL, NS);
     assert_non_null(a.ops);
     answer_free(&a);
+    /* a pod of a pod group is refused, never gated to wait forever (no
+     * group Workload yet); in a local queue it is let through */
+    jx_set_new_str(obj, "metadata.labels[" MK_POD_GROUP_LABEL "]", "g1");
+    a = call(f, 1, "CREATE", pod, obj, NULL, NS);
+    assert_false(allowed(&a));
+    assert_non_null(strstr(jx_str(a.resp, "status.message"), "pod groups"));
+    answer_free(&a);
+    jx_set_new_str(obj, "metadata.labels[" MK_QUEUE_LABEL "]", "local");
+    a = call(f, 1, "CREATE", pod, obj, NULL, NS);
+    assert_true(allowed(&a));
+    answer_free(&a);
     json_decref(obj);
     /* UPDATE of a Job: no mutation */
     obj = job_of(job, NS, "team-a");

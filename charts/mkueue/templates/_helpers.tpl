@@ -63,15 +63,18 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{/* Job kinds ----------------------------------------------------------------
      The kinds mkueue handles (common/kinds/registry.c), in registry order.
      mutateUpdate: the mutating webhook also sees UPDATE (multikueue-reference
-     section 5.1). dispatch: false for the pod-based kinds, which the webhook
-     gates but the reconciler does not dispatch yet (it refuses them as
-     integrations): no reconciler RBAC or integration for them. */}}
+     section 5.1). podBased: the webhooks are scoped by
+     webhook.managedJobsNamespaceSelector too. dispatch: false for the kinds
+     the reconciler does not dispatch yet (it refuses them as integrations):
+     no reconciler RBAC or integration for them; viaPods: the kind is not
+     dispatched itself, its pods are (as Pods). integration: Kueue's
+     framework name when it is not <group>/<lower kind>. */}}
 {{- define "mkueue.kindTable" -}}
 kinds:
 - {kind: Job, group: batch, version: v1, resource: jobs}
-- {kind: Pod, group: "", version: v1, resource: pods, dispatch: false}
-- {kind: Deployment, group: apps, version: v1, resource: deployments, mutateUpdate: true, dispatch: false}
-- {kind: StatefulSet, group: apps, version: v1, resource: statefulsets, mutateUpdate: true, dispatch: false}
+- {kind: Pod, group: "", version: v1, resource: pods, podBased: true, integration: pod}
+- {kind: Deployment, group: apps, version: v1, resource: deployments, mutateUpdate: true, podBased: true, dispatch: false, viaPods: true}
+- {kind: StatefulSet, group: apps, version: v1, resource: statefulsets, mutateUpdate: true, podBased: true, dispatch: false}
 - {kind: JobSet, group: jobset.x-k8s.io, version: v1alpha2, resource: jobsets}
 - {kind: PyTorchJob, group: kubeflow.org, version: v1, resource: pytorchjobs}
 - {kind: TFJob, group: kubeflow.org, version: v1, resource: tfjobs}
@@ -84,7 +87,7 @@ kinds:
 - {kind: RayCluster, group: ray.io, version: v1, resource: rayclusters}
 - {kind: RayService, group: ray.io, version: v1, resource: rayservices}
 - {kind: AppWrapper, group: workload.codeflare.dev, version: v1beta2, resource: appwrappers}
-- {kind: LeaderWorkerSet, group: leaderworkerset.x-k8s.io, version: v1, resource: leaderworkersets, mutateUpdate: true, dispatch: false}
+- {kind: LeaderWorkerSet, group: leaderworkerset.x-k8s.io, version: v1, resource: leaderworkersets, mutateUpdate: true, podBased: true, dispatch: false}
 {{- end -}}
 
 {{/* The enabled kinds as YAML `kinds: [...]`; fails on a name the table lacks. */}}
@@ -96,6 +99,9 @@ kinds:
 {{- if not (hasKey $known $name) }}
 {{- fail (printf "kinds.%s: unknown job kind (known: %s)" $name (keys $known | sortAlpha | join ", ")) }}
 {{- end }}
+{{- end -}}
+{{- if and .Values.kinds.Deployment (not .Values.kinds.Pod) }}
+{{- fail "kinds.Deployment needs kinds.Pod: a Deployment's pods are dispatched as Pods (Kueue's deployment integration depends on pod too)" }}
 {{- end -}}
 kinds:
 {{- range $table }}
@@ -165,7 +171,7 @@ matchLabels:
 
 {{/* The namespaceSelector of one kind's webhooks: include
      "mkueue.namespaceSelectorFor" (list $ kind). The pod-based kinds
-     (dispatch: false: Pod, Deployment, StatefulSet, LeaderWorkerSet) also
+     (podBased: Pod, Deployment, StatefulSet, LeaderWorkerSet) also
      need the namespace to match webhook.managedJobsNamespaceSelector, as
      Kueue's managedJobsNamespaceSelector scopes its pod-based integrations. */}}
 {{- define "mkueue.namespaceSelectorFor" -}}
@@ -174,7 +180,7 @@ matchLabels:
 {{- $base := include "mkueue.namespaceSelector" $root | fromYaml -}}
 {{- $exprs := $base.matchExpressions | default list -}}
 {{- $labels := $base.matchLabels | default dict -}}
-{{- if and (hasKey $kind "dispatch") (not $kind.dispatch) -}}
+{{- if $kind.podBased -}}
 {{- $m := $root.Values.webhook.managedJobsNamespaceSelector | default dict -}}
 {{- $exprs = concat $exprs ($m.matchExpressions | default list) -}}
 {{- $labels = merge (deepCopy ($m.matchLabels | default dict)) $labels -}}

@@ -1,0 +1,253 @@
+#!/usr/bin/env bats
+# Pod-based kinds across clusters. The webhook (mutating, for pods only, in
+# namespaces opted in with kueue.x-k8s.io/managed-namespace=true) gates the
+# pod on the manager; the reconciler builds its Workload, dispatches it, and
+# creates the pod on the worker that admitted it first, where KWOK runs it;
+# the remote pod's status comes back to the manager pod, which stays gated
+# and unscheduled; the finished pod finishes the Workload and is removed
+# from the worker. A Deployment's pods are each dispatched so (the webhook
+# marks its template), scaled and deleted with it. A kind the reconciler
+# does not dispatch gets Kueue's
+# "No multikueue adapter found" on its Workload's check.
+#
+# Ports: MKUEUE_WEBHOOK_PORT (HTTPS) and MKUEUE_WEBHOOK_METRICS_PORT, as
+# 20-webhook.bats (never run at the same time).
+
+load helpers
+load reconciler
+
+PORT=$((RC_METRICS_BASE + 45))
+WH_PORT=${MKUEUE_WEBHOOK_PORT:-16446}
+WH_MPORT=${MKUEUE_WEBHOOK_METRICS_PORT:-16447}
+
+# The mutating webhooks for pods and Deployments, as the chart registers them.
+register_pods() {
+    local ca
+    ca=$(base64 -w0 <"$MKUEUE_E2E_DIR/webhook-certs-pods/ca.crt")
+    km apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: mkueue-e2e-pods}
+webhooks:
+- name: mutate-pod.mkueue.x-k8s.io
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 10
+  clientConfig:
+    url: https://127.0.0.1:$WH_PORT/mutate--v1-pod
+    caBundle: $ca
+  namespaceSelector:
+    matchLabels: {kueue.x-k8s.io/managed-namespace: "true"}
+  rules:
+  - apiGroups: [""]
+    apiVersions: [v1]
+    resources: [pods]
+    operations: [CREATE]
+- name: mutate-deployment.mkueue.x-k8s.io
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 10
+  clientConfig:
+    url: https://127.0.0.1:$WH_PORT/mutate-apps-v1-deployment
+    caBundle: $ca
+  namespaceSelector:
+    matchLabels: {kueue.x-k8s.io/managed-namespace: "true"}
+  rules:
+  - apiGroups: [apps]
+    apiVersions: [v1]
+    resources: [deployments]
+    operations: [CREATE, UPDATE]
+YAML
+}
+
+setup_file() {
+    rc_bed_setup
+    local d=$MKUEUE_E2E_DIR/webhook-certs-pods w
+    "$MKUEUE_ROOT/certs/gen.sh" webhook "$d" >/dev/null
+    start_component mkueue-webhook-pods "$BIN/mkueue-webhook" \
+        --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" --namespace mkueue-system \
+        --cert-dir "$d" --bind-address 127.0.0.1 --port "$WH_PORT" \
+        --metrics-bind-address 127.0.0.1 --metrics-port "$WH_MPORT"
+    eventually 30 curl -sf "http://127.0.0.1:$WH_MPORT/readyz" -o /dev/null
+    for w in worker-1 worker-2; do
+        eventually 30 bash -c "curl -sf http://127.0.0.1:$WH_MPORT/metrics |
+            grep -qx 'mkueue_webhook_cache_synced{cluster=\"$w\"} 1'"
+    done
+    register_pods
+    rc_start rc-pods "$PORT" --leader-elect=false --gc-interval 5s
+}
+
+teardown_file() {
+    # first: a webhook left registered without its server fails pod creation
+    km delete mutatingwebhookconfiguration mkueue-e2e-pods --ignore-not-found >/dev/null
+    stop_component rc-pods
+    stop_component mkueue-webhook-pods
+}
+
+setup() {
+    NS=$(fresh_ns rcpods)
+    rc_ns "$NS"
+    km label ns "$NS" kueue.x-k8s.io/managed-namespace=true >/dev/null
+    # the ServiceAccount admission plugin needs the namespace's default account
+    eventually 20 km -n "$NS" get sa default -o name >/dev/null
+}
+
+teardown() {
+    teardown_common
+    rc_ns_delete "$NS"
+}
+
+# pod NAME [RESULT]: a pod of queue team-a on the manager, as a user writes it;
+# KWOK runs it for RESULT (default Running: until the scenario ends it).
+pod() {
+    km apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  namespace: $NS
+  name: $1
+  labels: {kueue.x-k8s.io/queue-name: team-a}
+  annotations: {mkueue.test/result: ${2:-Running}, mkueue.test/duration: 1s}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: c, image: busybox, resources: {requests: {cpu: 100m}}}
+YAML
+}
+
+pj() { jp "$1" -n "$NS" pod "$2" -o jsonpath="$3"; }
+remote_pods() { k "$1" -n "$NS" get pods -l kueue.x-k8s.io/multikueue-origin=multikueue -o name 2>/dev/null; }
+# no pod of the namespace is bound to one of the manager's nodes
+none_on_manager_nodes() { eq "" "$(km -n "$NS" get pods -o jsonpath='{.items[*].spec.nodeName}')"; }
+
+@test "Pod: gated on the manager, one Workload, run by one worker, status mirrored, finished, removed" {
+    pod p1
+    # the webhook's mutation: gate and managed label
+    eq kueue.x-k8s.io/admission "$(pj manager p1 '{.spec.schedulingGates[*].name}')"
+    eq true "$(pj manager p1 '{.metadata.labels.kueue\.x-k8s\.io/managed}')"
+    eventually 30 is_ready "$NS" p1
+    wl=$(rc_wl_name "$NS" p1)
+    # Kueue's GetWorkloadNameForPod: pod-<name>-<5 hex>
+    [[ "$wl" =~ ^pod-p1-[0-9a-f]{5}$ ]]
+    eq "main 1" "$(rc_wl "$NS" p1 '{.spec.podSets[0].name} {.spec.podSets[0].count}')"
+    c=$(rc_cluster_of "$NS" p1)
+    other=worker-1; [ "$c" = worker-1 ] && other=worker-2
+    # the remote pod: origin and prebuilt-workload labels; KWOK runs it there
+    eventually 20 is_eq Running pj "$c" p1 '{.status.phase}'
+    eq multikueue "$(pj "$c" p1 '{.metadata.labels.kueue\.x-k8s\.io/multikueue-origin}')"
+    eq "$wl" "$(pj "$c" p1 '{.metadata.labels.kueue\.x-k8s\.io/prebuilt-workload-name}')"
+    [ -n "$(pj "$c" p1 '{.spec.nodeName}')" ]
+    eventually 10 is_eq "" remote_pods "$other"
+    eq "" "$(rc_remote_wls "$other" "$NS")"
+    # the manager pod mirrors it, still gated and never bound to a manager node
+    eventually 20 is_eq Running pj manager p1 '{.status.phase}'
+    eq True "$(pj manager p1 '{.status.conditions[?(@.type=="PodScheduled")].status}')"
+    eq true "$(pj manager p1 '{.status.containerStatuses[0].ready}')"
+    eq kueue.x-k8s.io/admission "$(pj manager p1 '{.spec.schedulingGates[*].name}')"
+    none_on_manager_nodes
+    # the pod ends on the worker: Workload finished, status back, remote pod removed
+    k "$c" -n "$NS" annotate --overwrite pod p1 mkueue.test/result=Succeeded mkueue.test/duration=0s >/dev/null
+    eventually 30 is_eq True rc_cond "$NS" p1 Finished
+    eventually 20 is_eq Succeeded pj manager p1 '{.status.phase}'
+    eventually 20 no_remote_objects_pods
+    none_on_manager_nodes
+    # deleting the manager pod removes its Workload
+    km -n "$NS" delete pod p1 >/dev/null
+    eventually 20 is_eq "" km -n "$NS" get workloads -o name
+}
+
+no_remote_objects_pods() {
+    [ -z "$(remote_pods worker-1)$(remote_pods worker-2)" ] && [ "$(rc_count_remote_wls "$NS")" = 0 ]
+}
+
+@test "Pod deleted while running: its Workload and the worker's pod go" {
+    pod p2
+    eventually 30 is_ready "$NS" p2
+    c=$(rc_cluster_of "$NS" p2)
+    eventually 20 is_eq Running pj "$c" p2 '{.status.phase}'
+    km -n "$NS" delete pod p2 >/dev/null
+    eventually 20 no_remote_objects_pods
+    eventually 20 is_eq "" km -n "$NS" get workloads -o name
+}
+
+# Workloads of the namespace owned by pods of Deployment d
+dep_wls() { km -n "$NS" get workloads -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].kind}{"\n"}{end}' 2>/dev/null | grep -c '^Pod$' || true; }
+ready_wls() { km -n "$NS" get workloads -o jsonpath='{range .items[*]}{.status.admissionChecks[0].state}{"\n"}{end}' 2>/dev/null | grep -c '^Ready$' || true; }
+remote_running() { { k worker-1 -n "$NS" get pods -l app=d --field-selector status.phase=Running -o name; k worker-2 -n "$NS" get pods -l app=d --field-selector status.phase=Running -o name; } 2>/dev/null | grep -c . || true; }
+dep_ready() { jp manager -n "$NS" deployment d -o jsonpath='{.status.readyReplicas}'; }
+
+@test "Deployment: each pod its own Workload; ready from the mirrored pods; scaling adds and removes Workloads; deletion cleans up" {
+    km apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {namespace: $NS, name: d, labels: {kueue.x-k8s.io/queue-name: team-a}}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec:
+      containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]
+YAML
+    # the webhook marked the pod template; the pods it makes are gated
+    eq team-a "$(jp manager -n "$NS" deployment d -o jsonpath='{.spec.template.metadata.labels.kueue\.x-k8s\.io/queue-name}')"
+    eventually 30 is_eq 3 dep_wls
+    eventually 60 is_eq 3 ready_wls
+    eventually 30 is_eq 3 remote_running
+    eventually 30 is_eq 3 dep_ready
+    eq kueue.x-k8s.io/admission "$(km -n "$NS" get pods -l app=d -o jsonpath='{.items[0].spec.schedulingGates[*].name}')"
+    none_on_manager_nodes
+    # one Workload per pod, each on exactly one worker
+    eq 3 "$(rc_count_remote_wls "$NS")"
+    km -n "$NS" scale deployment d --replicas=4 >/dev/null
+    eventually 30 is_eq 4 dep_wls
+    eventually 60 is_eq 4 remote_running
+    eventually 30 is_eq 4 dep_ready
+    km -n "$NS" scale deployment d --replicas=2 >/dev/null
+    eventually 30 is_eq 2 dep_wls
+    eventually 30 is_eq 2 remote_running
+    eventually 30 is_eq 2 dep_ready
+    none_on_manager_nodes
+    km -n "$NS" delete deployment d >/dev/null
+    eventually 30 is_eq 0 dep_wls
+    eventually 30 no_remote_objects_pods
+}
+
+@test "not dispatched: a pod group is refused at creation; a Workload of an undispatched kind is Rejected with Kueue's message" {
+    run km apply -f - <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  namespace: $NS
+  name: g1
+  labels: {kueue.x-k8s.io/queue-name: team-a, kueue.x-k8s.io/pod-group-name: g, kueue.x-k8s.io/pod-group-total-count: "2"}
+spec:
+  containers: [{name: c, image: busybox}]
+YAML
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"pod groups (label kueue.x-k8s.io/pod-group-name) are not dispatched by MultiKueue in mkueue yet"* ]]
+    km -n "$NS" create deployment d --image=busybox --replicas=0 >/dev/null
+    uid=$(jp manager -n "$NS" deployment d -o jsonpath='{.metadata.uid}')
+    km apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  namespace: $NS
+  name: deployment-d
+  ownerReferences:
+  - {apiVersion: apps/v1, kind: Deployment, name: d, uid: $uid, controller: true}
+spec:
+  queueName: team-a
+  podSets:
+  - name: main
+    count: 1
+    template: {spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]}}
+YAML
+    km -n "$NS" patch workload deployment-d --subresource=status --type=merge -p \
+        '{"status":{"admissionChecks":[{"name":"multikueue-ac","state":"Pending","message":"","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}' >/dev/null
+    st() { jp manager -n "$NS" workload deployment-d -o jsonpath='{.status.admissionChecks[0].state}: {.status.admissionChecks[0].message}'; }
+    eventually 20 is_eq 'Rejected: No multikueue adapter found for owner kind "apps/v1, Kind=Deployment"' st
+    eq 0 "$(rc_count_remote_wls "$NS")"
+}
