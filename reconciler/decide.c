@@ -31,6 +31,30 @@ const char *rc_act_name(enum rc_act_type t)
     return (size_t)t < sizeof(act_names) / sizeof(act_names[0]) ? act_names[t] : "?";
 }
 
+int rc_act_scope(const struct rc_act *a)
+{
+    switch (a->type) {
+    case RC_ACT_REMOVE_REMOTE:
+    case RC_ACT_CREATE_REMOTE_WL:
+    case RC_ACT_CREATE_REMOTE_JOB:
+    case RC_ACT_SYNC_JOB_STATUS:
+    case RC_ACT_REMOTE_PRIORITY:
+    case RC_ACT_DEACTIVATE_REMOTE:
+    case RC_ACT_DRIFT_MARK:
+        return a->cluster;
+    default:
+        return -1;
+    }
+}
+
+enum rc_run rc_act_run(const struct rc_act *a, int any_failed, const unsigned char *cluster_failed)
+{
+    int c = rc_act_scope(a);
+    if (c < 0)
+        return any_failed ? RC_STOP : RC_RUN;
+    return cluster_failed[c] ? RC_SKIP : RC_RUN;
+}
+
 void rc_plan_clear(struct rc_plan *p)
 {
     for (size_t i = 0; i < p->n; i++)
@@ -262,8 +286,6 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
             json_pack("{s:s,s:n}", "clusterName", win->cluster, "nominatedClusterNames");
         add_status(p, patch);
     }
-    /* b: the losers go (drifted ones are already being removed) */
-    remove_all(o, p, w, drifted);
     /* c: evicted on the manager while the remote holds quota */
     if (rc_wl_evicted(o->wl)) {
         snprintf(p->step, sizeof(p->step), "evicted-on-manager");
@@ -275,6 +297,7 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
         }
         if (win->job)
             add(p, RC_ACT_SYNC_JOB_STATUS, w);
+        remove_all(o, p, w, drifted); /* b, as below */
         return;
     }
     /* d: the remote job, once; then its status */
@@ -312,6 +335,12 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
         if (a)
             a->value = 0;
     }
+    /* b: the losers go (drifted ones are already being removed). Last,
+     * unlike Kueue, which removes them before the job: a job is only ever
+     * created on status.clusterName, so a loser's copy (a Workload, never
+     * a job) can wait, and a loser that does not answer then delays
+     * neither the winner's job nor Ready (rc_act_run) */
+    remove_all(o, p, w, drifted);
     /* f: periodic resync */
     requeue(p, o->worker_lost_timeout_ms < o->resync_ms ? o->worker_lost_timeout_ms : o->resync_ms);
 }

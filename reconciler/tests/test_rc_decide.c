@@ -124,6 +124,30 @@ static int index_of(const struct rc_plan *p, enum rc_act_type t, int nth)
     return -1;
 }
 
+/* Runs the plan as the executor does (rc_act_run) with every action of
+ * cluster `bad` failing; counts how many of type t ran (on cluster c, or
+ * any when c < 0). */
+static int ran(const struct rc_plan *p, int bad, enum rc_act_type t, int c)
+{
+    unsigned char failed[RC_MAX_CLUSTERS * 2] = {0};
+    int any = 0, n = 0;
+    for (size_t k = 0; k < p->n; k++) {
+        const struct rc_act *a = &p->acts[k];
+        enum rc_run r = rc_act_run(a, any, failed);
+        if (r == RC_STOP)
+            break;
+        if (r == RC_SKIP)
+            continue;
+        if (rc_act_scope(a) >= 0 && rc_act_scope(a) == bad) {
+            any = 1;
+            failed[bad] = 1;
+            continue;
+        }
+        n += a->type == t && (c < 0 || a->cluster == c);
+    }
+    return n;
+}
+
 /* The document a status patch would produce: {"status": patch}. */
 static json_t *patched(const struct rc_act *a)
 {
@@ -185,6 +209,43 @@ static void test_nominate_removes_unnominated_copies(void **state)
     teardown_obs(&f);
 }
 
+/* One failing worker does not keep the others' part of a plan from
+ * running; nothing of the manager's runs after a failure. */
+static void test_a_failing_cluster_stops_only_its_part(void **state)
+{
+    (void)state;
+    struct fixture f;
+    /* nominate: worker-1 (0) fails, worker-2 (1) still gets its copy */
+    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    decide(&f);
+    assert_string_equal(f.plan.step, "nominate");
+    assert_int_equal(ran(&f.plan, 0, RC_ACT_CREATE_REMOTE_WL, 1), 1);
+    assert_int_equal(ran(&f.plan, 1, RC_ACT_CREATE_REMOTE_WL, 0), 1);
+    /* winner worker-2: the loser worker-1 fails, the job is made and Ready written */
+    f.r[0].wl = remote_wl(f.o.wl, T2);
+    f.r[1].wl = remote_wl(f.o.wl, T1);
+    decide(&f);
+    assert_string_equal(f.plan.step, "winner");
+    assert_int_equal(ran(&f.plan, 0, RC_ACT_CREATE_REMOTE_JOB, 1), 1);
+    assert_int_equal(ran(&f.plan, 0, RC_ACT_WL_STATUS, -1), 2); /* clusterName, Ready */
+    /* the winner fails: clusterName only, nothing after it (no Ready) */
+    assert_int_equal(ran(&f.plan, 1, RC_ACT_WL_STATUS, -1), 1);
+    assert_int_equal(ran(&f.plan, 1, RC_ACT_COUNT_ADMITTED, -1), 0);
+    assert_int_equal(ran(&f.plan, 1, RC_ACT_REMOVE_REMOTE, -1), 0);
+    teardown_obs(&f);
+    /* the recorded cluster reachable without a copy: its removal fails, so
+     * no Retry (a new copy only once the old one is known gone) */
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    f.r[0].job =
+        json_pack("{s:{s:s,s:s,s:s}}", "metadata", "name", "a", "namespace", "ns", "uid", "u");
+    decide(&f);
+    assert_string_equal(f.plan.step, "remote-gone");
+    assert_int_equal(ran(&f.plan, 0, RC_ACT_WL_STATUS, -1), 0);
+    assert_int_equal(ran(&f.plan, 0, RC_ACT_EVENT, -1), 0);
+    assert_int_equal(ran(&f.plan, 1, RC_ACT_WL_STATUS, -1), 1);
+    teardown_obs(&f);
+}
+
 static void test_first_admitted_wins_and_order_is_safe(void **state)
 {
     (void)state;
@@ -198,8 +259,9 @@ static void test_first_admitted_wins_and_order_is_safe(void **state)
     int remove = index_of(&f.plan, RC_ACT_REMOVE_REMOTE, 0);
     int create = index_of(&f.plan, RC_ACT_CREATE_REMOTE_JOB, 0);
     int ready = index_of(&f.plan, RC_ACT_WL_STATUS, 1);
-    /* clusterName is written before the job exists; Ready only after */
-    assert_true(persist >= 0 && remove > persist && create > remove && ready > create);
+    /* clusterName is written before the job exists; Ready only after; the
+     * loser's copy last, so a loser that fails delays neither */
+    assert_true(persist >= 0 && create > persist && ready > create && remove > ready);
     json_t *doc = patched(&f.plan.acts[persist]);
     assert_string_equal(jx_str(doc, "status.clusterName"), "worker-2");
     assert_true(json_is_null(jx_get(doc, "status.nominatedClusterNames")));
@@ -886,6 +948,7 @@ int main(void)
         cmocka_unit_test(test_no_copies_without_quota),
         cmocka_unit_test(test_nominate_removes_unnominated_copies),
         cmocka_unit_test(test_first_admitted_wins_and_order_is_safe),
+        cmocka_unit_test(test_a_failing_cluster_stops_only_its_part),
         cmocka_unit_test(test_recorded_cluster_decides),
         cmocka_unit_test(test_steady_state_syncs_only),
         cmocka_unit_test(test_suspended_local_job_is_released),
