@@ -79,6 +79,7 @@ enum rc_act_type {
     RC_ACT_COUNT_ADMITTED,    /* multikueue_workloads_admitted_total{cluster} */
     RC_ACT_DRIFT_MARK,        /* value 1: the copy (its UID) was removed for drift (message:
                                * the differing field); 0: forget that */
+    RC_ACT_WL_DEACTIVATE,     /* spec.active=false on the manager Workload (standalone) */
 };
 
 struct rc_act {

@@ -705,6 +705,24 @@ static int delete_wl(struct rc_ctx *x, json_t *cur)
     return 0;
 }
 
+static int wl_deactivate(struct rc_ctx *x, json_t **cur)
+{
+    json_t *p = json_pack("{s:{s:b}}", "spec", "active", 0);
+    json_t *out = NULL;
+    struct kc_status st;
+    int rc = p ? kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),
+                          jx_str(*cur, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, &out, &st)
+               : -1;
+    json_decref(p);
+    if (rc < 0)
+        return -1;
+    LOG_I(LG, "workload deactivated: an admission check is Rejected", "workload",
+          jx_str(*cur, "metadata.name"));
+    json_decref(*cur);
+    *cur = out;
+    return 0;
+}
+
 static int local_suspend(struct rc_ctx *x, struct held *h, int value)
 {
     if (!h->obs.job || !h->obs.kind || !h->obs.kind->suspend_path)
@@ -825,6 +843,9 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             break;
         case RC_ACT_LOCAL_SUSPEND:
             rc = local_suspend(x, h, a->value);
+            break;
+        case RC_ACT_WL_DEACTIVATE:
+            rc = wl_deactivate(x, &cur);
             break;
         case RC_ACT_EVENT:
             rc_event_emit(x->mgr, cur, a->etype, a->reason, a->message);

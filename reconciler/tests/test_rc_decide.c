@@ -820,8 +820,9 @@ static void test_rejections(void **state)
     assert_string_equal(jx_str(c, "state"), "Rejected");
     assert_string_equal(jx_str(c, "message"), "No multikueue adapter found for owner kind "
                                               "\"example.com/v1, Kind=Thing\"");
-    assert_false(rc_cond_true(doc, "QuotaReserved")); /* deactivated: quota released */
     json_decref(doc);
+    /* only the check: the deactivation follows on the next pass */
+    assert_null(json_object_get(rc_plan_find(&f.plan, RC_ACT_WL_STATUS)->patch, "conditions"));
 
     f.o.kind = &mk_kind_job;
     f.o.managed = 0;
@@ -858,11 +859,106 @@ static void test_rejections(void **state)
     json_decref(pt);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 0);
 
-    /* a Rejected check: nothing more happens */
+    /* with Kueue on the manager, a Rejected check is Kueue's to act on */
     json_decref(f.o.wl);
     f.o.wl = manager_wl("Rejected", NULL, 0);
+    f.o.mode = RC_MODE_WITH_KUEUE;
     decide(&f);
     assert_int_equal(f.plan.n, 0);
+    teardown_obs(&f);
+}
+
+/* Standalone: a Rejected check (ours or set by anyone) deactivates the
+ * Workload as Kueue's core does, then evicts it; its copies go after. */
+static void test_rejected_deactivates_as_kueue(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Rejected", "worker-1", 1));
+    jx_set_new_str(rc_check_find(f.o.wl, "mk"), "message", "no");
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    decide(&f);
+    assert_string_equal(f.plan.step, "rejected-deactivate");
+    json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    json_t *dt = rc_cond_find(doc, "DeactivationTarget");
+    assert_string_equal(jx_str(dt, "status"), "True");
+    assert_string_equal(jx_str(dt, "reason"), "AdmissionCheck");
+    assert_string_equal(jx_str(dt, "message"), "Admission check(s): mk, were rejected");
+    json_decref(doc);
+    const struct rc_act *ev = rc_plan_find(&f.plan, RC_ACT_EVENT);
+    assert_string_equal(ev->reason, "AdmissionCheckRejected");
+    assert_string_equal(ev->message,
+                        "Deactivating workload because AdmissionCheck for mk was Rejected: no");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_WL_DEACTIVATE), 1);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
+
+    /* the target written: only spec.active */
+    set_cond(f.o.wl, "DeactivationTarget", "True", "AdmissionCheck",
+             "Admission check(s): mk, were rejected", T1);
+    decide(&f);
+    assert_int_equal(f.plan.n, 1);
+    assert_int_equal(f.plan.acts[0].type, RC_ACT_WL_DEACTIVATE);
+
+    /* inactive: the running job stops, then Kueue's eviction in one write */
+    json_object_set_new(json_object_get(f.o.wl, "spec"), "active", json_false());
+    decide(&f);
+    assert_string_equal(f.plan.step, "rejected-evict");
+    int sus = index_of(&f.plan, RC_ACT_LOCAL_SUSPEND, 0);
+    int st = index_of(&f.plan, RC_ACT_WL_STATUS, 0);
+    assert_true(sus >= 0 && st > sus);
+    assert_int_equal(f.plan.acts[sus].value, 1);
+    doc = patched(&f.plan.acts[st]);
+    json_t *e = rc_cond_find(doc, "Evicted");
+    assert_string_equal(jx_str(e, "reason"), "DeactivatedDueToAdmissionCheck");
+    assert_string_equal(jx_str(e, "message"),
+                        "The workload is deactivated due to Admission check(s): mk, were rejected");
+    assert_null(rc_cond_find(doc, "DeactivationTarget"));
+    assert_string_equal(jx_str(rc_cond_find(doc, "QuotaReserved"), "reason"), "Pending");
+    assert_false(rc_wl_reserved(doc));
+    assert_string_equal(jx_str(rc_cond_find(doc, "Requeued"), "status"), "False");
+    assert_true(json_is_null(jx_get(doc, "status.admission")));
+    assert_true(json_is_null(jx_get(doc, "status.clusterName")));
+    json_t *c = rc_check_find(doc, "mk");
+    assert_string_equal(jx_str(c, "state"), "Pending");
+    assert_string_equal(jx_str(c, "message"),
+                        "Reset to Pending after eviction. Previously: Rejected");
+    json_decref(doc);
+    teardown_obs(&f);
+}
+
+/* Standalone eviction (Retry): every check not Pending is reset, as Kueue's
+ * resetChecksOnEviction; the running local job is suspended first. */
+static void test_eviction_resets_every_check(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    json_t *other =
+        json_pack("{s:s,s:s,s:s,s:s,s:[{s:s}]}", "name", "other", "state", "Ready", "message", "ok",
+                  "lastTransitionTime", T0, "podSetUpdates", "name", "main");
+    json_array_append_new(jx_get(f.o.wl, "status.admissionChecks"), other);
+    f.r[0].job = local_job(0); /* the copy's job is left, its Workload gone */
+    decide(&f);
+    assert_string_equal(f.plan.step, "remote-gone");
+    int sus = index_of(&f.plan, RC_ACT_LOCAL_SUSPEND, 0);
+    int st = index_of(&f.plan, RC_ACT_WL_STATUS, 0);
+    assert_true(sus >= 0 && st > sus);
+    json_t *doc = patched(&f.plan.acts[st]);
+    json_t *mk = rc_check_find(doc, "mk"), *o = rc_check_find(doc, "other");
+    assert_string_equal(jx_str(mk, "state"), "Pending");
+    assert_string_equal(jx_str(mk, "message"),
+                        "Reset to Pending after eviction. Previously: Retry");
+    assert_int_equal(jx_int(mk, "retryCount", 0), 1);
+    assert_string_equal(jx_str(o, "state"), "Pending");
+    assert_string_equal(jx_str(o, "message"), "Reset to Pending after eviction. Previously: Ready");
+    assert_string_equal(jx_str(o, "lastTransitionTime"), NOW);
+    assert_null(json_object_get(o, "retryCount"));
+    assert_null(json_object_get(o, "podSetUpdates"));
+    json_decref(doc);
+    /* a suspended job stays as it is */
+    jx_set(f.o.job, "spec.suspend", json_true());
+    decide(&f);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_LOCAL_SUSPEND), 0);
     teardown_obs(&f);
 }
 
@@ -949,6 +1045,8 @@ int main(void)
         cmocka_unit_test(test_nominate_removes_unnominated_copies),
         cmocka_unit_test(test_first_admitted_wins_and_order_is_safe),
         cmocka_unit_test(test_a_failing_cluster_stops_only_its_part),
+        cmocka_unit_test(test_rejected_deactivates_as_kueue),
+        cmocka_unit_test(test_eviction_resets_every_check),
         cmocka_unit_test(test_recorded_cluster_decides),
         cmocka_unit_test(test_steady_state_syncs_only),
         cmocka_unit_test(test_suspended_local_job_is_released),
