@@ -66,11 +66,13 @@ job_complete() {
     for j in 1 2 3 4; do rc_job "$NS" "held$j"; done
     eventually 60 at_least 3 held
     # new jobs: dispatched to worker-2, run there, their status copied back
-    for j in 1 2 3 4 5; do RC_RESULT=Succeeded rc_job "$NS" "run$j"; done
+    # (each ended in turn: a Complete manager Job goes after its 5 s TTL)
+    for j in 1 2 3 4 5; do rc_job "$NS" "run$j"; done
     for j in 1 2 3 4 5; do
-        eventually 60 job_complete "run$j"
+        eventually 60 is_ready "$NS" "run$j"
         eq worker-2 "$(rc_cluster_of "$NS" "run$j")"
-        eventually 20 is_eq True rc_cond "$NS" "run$j" Finished
+        rc_finish_pod worker-2 "$NS" "run$j"
+        eventually 30 job_complete "run$j"
     done
     # the hung worker's calls are still held: nothing was answered meanwhile
     eq "" "$(rc_remote_wls "$HUNG" "$NS")"
