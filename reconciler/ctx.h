@@ -18,6 +18,7 @@
 
 #include "clusters.h"
 #include "config.h"
+#include "inflight.h"
 #include "kinds/kinds.h"
 #include "kube_cache.h"
 #include "kube_client.h"
@@ -40,7 +41,8 @@ struct rc_ctx {
     struct kcache *jobs[RC_MAX_KINDS];
     int managed_by_kept[RC_MAX_KINDS]; /* the manager's schema keeps managedBy */
     struct mkcs *clusters;
-    struct rc_probe *probe; /* reachability of connected workers (may be NULL) */
+    struct rc_inflight *inflight; /* calls in flight per worker (inflight.h; may be NULL) */
+    struct rc_probe *probe;       /* reachability of connected workers (may be NULL) */
     struct wq *queue;
     struct rc_metrics metrics;
 

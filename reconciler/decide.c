@@ -26,11 +26,36 @@ static const char *const act_names[] = {
     "count-admitted",
     "drift-mark",
     "local-job-status",
+    "wl-deactivate",
 };
 
 const char *rc_act_name(enum rc_act_type t)
 {
     return (size_t)t < sizeof(act_names) / sizeof(act_names[0]) ? act_names[t] : "?";
+}
+
+int rc_act_scope(const struct rc_act *a)
+{
+    switch (a->type) {
+    case RC_ACT_REMOVE_REMOTE:
+    case RC_ACT_CREATE_REMOTE_WL:
+    case RC_ACT_CREATE_REMOTE_JOB:
+    case RC_ACT_SYNC_JOB_STATUS:
+    case RC_ACT_REMOTE_PRIORITY:
+    case RC_ACT_DEACTIVATE_REMOTE:
+    case RC_ACT_DRIFT_MARK:
+        return a->cluster;
+    default:
+        return -1;
+    }
+}
+
+enum rc_run rc_act_run(const struct rc_act *a, int any_failed, const unsigned char *cluster_failed)
+{
+    int c = rc_act_scope(a);
+    if (c < 0)
+        return any_failed ? RC_STOP : RC_RUN;
+    return cluster_failed[c] ? RC_SKIP : RC_RUN;
 }
 
 void rc_plan_clear(struct rc_plan *p)
@@ -149,8 +174,12 @@ json_t *rc_retry_patch(const struct rc_obs *o, const char *msg)
     char evict[2048];
     snprintf(evict, sizeof(evict), "Evicted due to AdmissionCheck in Retry state: \"%s\" (%s)",
              o->check, msg);
-    /* Kueue's resetChecksOnEviction: the state unquoted */
-    patch = check_patch(o, "Pending", "Reset to Pending after eviction. Previously: Retry", 1);
+    /* Kueue's resetChecksOnEviction: every check not Pending (ours is Retry) */
+    json_t *retried =
+        rc_checks_with(jx_get(o->wl, "status.admissionChecks"), o->check, "Retry", msg, o->now, 0);
+    json_t *reset = retried ? rc_checks_reset_on_eviction(retried, o->now) : NULL;
+    json_decref(retried);
+    patch = reset ? json_pack("{s:o}", "admissionChecks", reset) : NULL;
     if (!patch)
         return NULL;
     json_t *c0 = jx_get(o->wl, "status.conditions");
@@ -174,37 +203,142 @@ json_t *rc_retry_patch(const struct rc_obs *o, const char *msg)
     return patch;
 }
 
+/* Standalone: the local job stops before its Workload gives up the quota,
+ * as Kueue's job reconciler stops an evicted job (only a job we let run:
+ * its kind keeps managedBy). */
+static void suspend_local(const struct rc_obs *o, struct rc_plan *p)
+{
+    if (o->mode != RC_MODE_STANDALONE || !o->managed_by_honoured || !o->job || !o->kind ||
+        !o->kind->suspend_path || jx_bool(o->job, o->kind->suspend_path, 0))
+        return;
+    struct rc_act *a = add(p, RC_ACT_LOCAL_SUSPEND, -1);
+    if (a)
+        a->value = 1;
+}
+
 /* The check's message is msg as Kueue writes it (updateACS adds nothing). */
 static void retry(const struct rc_obs *o, struct rc_plan *p, const char *msg, const char *etype)
 {
+    suspend_local(o, p);
     add_status(p, rc_retry_patch(o, msg));
     add_event(p, etype, "MultiKueue", msg);
 }
 
+/* The check turns Rejected; in standalone mode the next pass deactivates
+ * the Workload (deactivate_rejected), as Kueue's core would. */
 static void reject(const struct rc_obs *o, struct rc_plan *p, const char *m)
 {
-    json_t *patch = check_patch(o, "Rejected", m, 0);
-    if (patch && o->mode == RC_MODE_STANDALONE) {
-        /* Kueue deactivates a Workload whose check is Rejected: no quota */
-        char why[2048];
-        snprintf(why, sizeof(why),
-                 "Deactivated due to AdmissionCheck in Rejected state: \"%s\" (%s)", o->check, m);
-        json_t *c = rc_conds_with(jx_get(o->wl, "status.conditions"), "Admitted", "False",
-                                  "NoReservation", "The workload has no reservation", o->now);
-        if (c && rc_wl_reserved(o->wl)) {
-            json_t *c2 = rc_conds_with(c, "QuotaReserved", "False", "Inadmissible", why, o->now);
-            json_t *c3 = c2 ? rc_conds_with(c2, "Evicted", "True", "DeactivatedDueToAdmissionCheck",
-                                            why, o->now)
-                            : NULL;
-            json_decref(c);
-            json_decref(c2);
-            c = c3;
-            json_object_set_new(patch, "admission", json_null());
-        }
-        set_conds(patch, c);
-        add_event(p, "Warning", "AdmissionCheckRejected", why);
+    add_status(p, check_patch(o, "Rejected", m, 0));
+}
+
+/* Kueue's DeactivationTarget message for the rejected checks, into out. */
+static void rejected_names(const struct rc_obs *o, char *out, size_t n)
+{
+    size_t w = (size_t)snprintf(out, n, "Admission check(s): ");
+    size_t i;
+    json_t *c;
+    int first = 1;
+    json_array_foreach(jx_get(o->wl, "status.admissionChecks"), i, c)
+    {
+        const char *st = jx_str(c, "state"), *name = jx_str(c, "name");
+        if (!st || strcmp(st, "Rejected") != 0 || !name || w >= n)
+            continue;
+        w += (size_t)snprintf(out + w, n - w, "%s%s", first ? "" : ",", name);
+        first = 0;
     }
+    if (w < n)
+        snprintf(out + w, n - w, ", were rejected");
+}
+
+/* Standalone, a Rejected check: what Kueue's core does, one step per pass
+ * (each write shows in the next observation):
+ *   1. DeactivationTarget True AdmissionCheck `Admission check(s): <names>,
+ *      were rejected`, Warning event AdmissionCheckRejected, and
+ *      spec.active=false (Kueue's workload controller, next reconcile);
+ *   2. inactive and not evicted: the job stopped, then one status write
+ *      with Kueue's eviction (Evicted True DeactivatedDueToAdmissionCheck
+ *      `The workload is deactivated due to <DeactivationTarget message>`,
+ *      DeactivationTarget removed, checks reset, clusterName and
+ *      nominations cleared) and, when reserved, what its job reconciler
+ *      writes once the job stopped (Requeued False and QuotaReserved False
+ *      Pending with that message, admission cleared, Admitted False).
+ * Without quota the copies are then removed (step 4). Returns 1 when it
+ * planned something. */
+static int deactivate_rejected(const struct rc_obs *o, struct rc_plan *p)
+{
+    int active = jx_bool(o->wl, "spec.active", 1);
+    json_t *conds = jx_get(o->wl, "status.conditions");
+    if (active) {
+        snprintf(p->step, sizeof(p->step), "rejected-deactivate");
+        if (!rc_cond_true(o->wl, "DeactivationTarget")) {
+            char why[1024];
+            rejected_names(o, why, sizeof(why));
+            json_t *c =
+                rc_conds_with(conds, "DeactivationTarget", "True", "AdmissionCheck", why, o->now);
+            add_status(p, c ? json_pack("{s:o}", "conditions", c) : NULL);
+            const char *m = jx_str(rc_check_find(o->wl, o->check), "message");
+            char ev[2048];
+            snprintf(ev, sizeof(ev),
+                     "Deactivating workload because AdmissionCheck for %s was Rejected: %s",
+                     o->check, m ? m : "");
+            add_event(p, "Warning", "AdmissionCheckRejected", ev);
+        }
+        add(p, RC_ACT_WL_DEACTIVATE, -1);
+        return 1;
+    }
+    if (rc_wl_evicted(o->wl))
+        return 0;
+    snprintf(p->step, sizeof(p->step), "rejected-evict");
+    json_t *dt = rc_cond_find(o->wl, "DeactivationTarget");
+    const char *dtm = jx_str(dt, "message");
+    char msg[2048];
+    if (dtm)
+        snprintf(msg, sizeof(msg), "The workload is deactivated due to %s", dtm);
+    else
+        snprintf(msg, sizeof(msg), "The workload is deactivated");
+    const char *reason = dt && jx_str(dt, "reason") ? jx_str(dt, "reason") : NULL;
+    char ereason[128];
+    snprintf(ereason, sizeof(ereason), "Deactivated%s%s", reason ? "DueTo" : "",
+             reason ? reason : "");
+    /* the conditions without DeactivationTarget */
+    json_t *c0 = json_array();
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c)
+    {
+        const char *t = jx_str(c, "type");
+        if (c0 && (!t || strcmp(t, "DeactivationTarget") != 0))
+            json_array_append(c0, c);
+    }
+    json_t *cs = c0 ? rc_conds_with(c0, "Evicted", "True", ereason, msg, o->now) : NULL;
+    json_decref(c0);
+    int reserved = rc_wl_reserved(o->wl);
+    if (cs && reserved) {
+        json_t *c1 = rc_conds_with(cs, "Requeued", "False", ereason, msg, o->now);
+        json_t *c2 =
+            c1 ? rc_conds_with(c1, "QuotaReserved", "False", "Pending", msg, o->now) : NULL;
+        json_t *c3 = c2 ? rc_conds_with(c2, "Admitted", "False", "NoReservation",
+                                        "The workload has no reservation", o->now)
+                        : NULL;
+        json_decref(cs);
+        json_decref(c1);
+        json_decref(c2);
+        cs = c3;
+    }
+    json_t *checks = rc_checks_reset_on_eviction(jx_get(o->wl, "status.admissionChecks"), o->now);
+    json_t *patch = cs && checks
+                        ? json_pack("{s:o,s:o,s:n,s:n}", "conditions", cs, "admissionChecks",
+                                    checks, "clusterName", "nominatedClusterNames")
+                        : NULL;
+    if (!patch) {
+        json_decref(cs);
+        json_decref(checks);
+    } else if (reserved) {
+        json_object_set_new(patch, "admission", json_null());
+    }
+    suspend_local(o, p);
     add_status(p, patch);
+    return 1;
 }
 
 static int index_of(const struct rc_obs *o, const char *cluster)
@@ -283,8 +417,6 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
             json_pack("{s:s,s:n}", "clusterName", win->cluster, "nominatedClusterNames");
         add_status(p, patch);
     }
-    /* b: the losers go (drifted ones are already being removed) */
-    remove_all(o, p, w, drifted);
     /* c: evicted on the manager while the remote holds quota */
     if (rc_wl_evicted(o->wl)) {
         snprintf(p->step, sizeof(p->step), "evicted-on-manager");
@@ -296,6 +428,7 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
         }
         if (win->job)
             add(p, RC_ACT_SYNC_JOB_STATUS, w);
+        remove_all(o, p, w, drifted); /* b, as below */
         return;
     }
     /* d: the remote job, once; then its status */
@@ -333,6 +466,12 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
         if (a)
             a->value = 0;
     }
+    /* b: the losers go (drifted ones are already being removed). Last,
+     * unlike Kueue, which removes them before the job: a job is only ever
+     * created on status.clusterName, so a loser's copy (a Workload, never
+     * a job) can wait, and a loser that does not answer then delays
+     * neither the winner's job nor Ready (rc_act_run) */
+    remove_all(o, p, w, drifted);
     /* f: periodic resync */
     requeue(p, o->worker_lost_timeout_ms < o->resync_ms ? o->worker_lost_timeout_ms : o->resync_ms);
 }
@@ -399,6 +538,8 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
     const char *state = check_state(o);
     if (strcmp(state, "Rejected") == 0) {
         snprintf(p->step, sizeof(p->step), "rejected");
+        if (!deleting && o->mode == RC_MODE_STANDALONE && deactivate_rejected(o, p))
+            return;
         if (deleting || !rc_wl_reserved(wl))
             cleanup(o, p, deleting);
         return;

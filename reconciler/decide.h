@@ -2,9 +2,11 @@
  * the numbered steps in reconciler/README.md "The dispatch", cited in decide.c),
  * as a pure function: an observation of one manager Workload, its job and
  * its remote copies goes in; an ordered plan of actions comes out. The
- * executor (dispatch.c) performs them in order and stops at the first
- * failure, so every plan is safe to cut short at any step (a restart
- * converges).
+ * executor (dispatch.c) performs them in order (rc_act_run says which still
+ * run after a failure: the actions of the other clusters do, no manager
+ * action does), so every plan is safe to cut short at any step and past
+ * the failed part of one cluster (a restart converges). An action of one
+ * cluster never depends on an action of another.
  *
  * One deviation from Kueue for crash safety: the winning cluster is written
  * to status.clusterName BEFORE the remote job is created, and a remote job
@@ -78,6 +80,7 @@ enum rc_act_type {
     RC_ACT_DRIFT_MARK,        /* value 1: the copy (its UID) was removed for drift (message:
                                * the differing field); 0: forget that */
     RC_ACT_LOCAL_JOB_STATUS,  /* merge-patch the local job's status (patch) */
+    RC_ACT_WL_DEACTIVATE,     /* spec.active=false on the manager Workload (standalone) */
 };
 
 struct rc_act {
@@ -96,6 +99,22 @@ struct rc_plan {
     long requeue_ms; /* -1 = no timed requeue */
     char step[64];   /* which branch decided, for logs and tests */
 };
+
+/* The cluster an action belongs to (index into obs->remotes), or -1 for a
+ * manager action. A cluster's actions talk to that worker, or depend only
+ * on its earlier actions (the final status sync, the drift mark); every
+ * other action, even one counted per cluster, is the manager's. */
+int rc_act_scope(const struct rc_act *a);
+
+/* What the executor does with the next action, given what failed before it
+ * in the plan: any_failed (some action failed or was skipped) and
+ * cluster_failed[i] (an action of cluster i failed or was skipped). A
+ * manager action may depend on anything before it: it runs only when
+ * nothing failed, else the plan stops there. A cluster's action runs unless
+ * its own cluster failed: one hung or failing worker does not keep the
+ * other clusters' steps from running. */
+enum rc_run { RC_RUN, RC_SKIP, RC_STOP };
+enum rc_run rc_act_run(const struct rc_act *a, int any_failed, const unsigned char *cluster_failed);
 
 /* Fills plan (which the caller then frees with rc_plan_clear). */
 void rc_decide(const struct rc_obs *o, struct rc_plan *plan);

@@ -197,6 +197,7 @@ struct held {
     json_t *drift; /* the Workload's drift marks (drift_marks), owned */
     struct rc_nomination nom;
     int have_nom;
+    enum rc_answer answered; /* of the running action's worker calls (remote_failed) */
 };
 
 static void release(struct held *h)
@@ -399,9 +400,15 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
 
 /* ---- actions ------------------------------------------------------------------ */
 
-static void remote_failed(struct rc_ctx *x, const char *cluster, const char *what, const char *name,
-                          const struct kc_status *st)
+/* A failed call to a worker: counted, logged, and noted for the in-flight
+ * limit (an HTTP status is an answer; a transport error is none). */
+static void remote_failed(struct rc_ctx *x, struct held *h, const char *cluster, const char *what,
+                          const char *name, const struct kc_status *st)
 {
+    if (st->http > 0)
+        h->answered = RC_ANSWER_YES;
+    else if (st->transport_code != 0)
+        h->answered = RC_ANSWER_NONE;
     rc_metric_remote_error(&x->metrics, cluster, st->http);
     LOG_W(LG, "remote call failed", "cluster", cluster, "op", what, "object", name, "error",
           st->message);
@@ -479,7 +486,7 @@ static int remove_remote(struct rc_ctx *x, struct held *h, int i)
                       jx_str(r->job, "metadata.name"), "Background", jx_str(r->job, "metadata.uid"),
                       &st) < 0 &&
             !kc_is_not_found(&st) && st.http != 409) {
-            remote_failed(x, r->cluster, "delete job", jx_str(r->job, "metadata.name"), &st);
+            remote_failed(x, h, r->cluster, "delete job", jx_str(r->job, "metadata.name"), &st);
             return -1;
         }
         LOG_I(LG, "remote job deleted", "cluster", r->cluster, "job",
@@ -493,13 +500,13 @@ static int remove_remote(struct rc_ctx *x, struct held *h, int i)
                 p ? kc_patch(c, &WORKLOADS, ns, n, NULL, KC_PATCH_MERGE, p, NULL, NULL, &st) : -1;
             json_decref(p);
             if (rc < 0 && !kc_is_not_found(&st)) {
-                remote_failed(x, r->cluster, "remove finalizer", n, &st);
+                remote_failed(x, h, r->cluster, "remove finalizer", n, &st);
                 return -1;
             }
         }
         if (kc_delete(c, &WORKLOADS, ns, n, NULL, jx_str(r->wl, "metadata.uid"), &st) < 0 &&
             !kc_is_not_found(&st) && st.http != 409) {
-            remote_failed(x, r->cluster, "delete workload", n, &st);
+            remote_failed(x, h, r->cluster, "delete workload", n, &st);
             return -1;
         }
         LOG_I(LG, "remote workload deleted", "cluster", r->cluster, "workload", n);
@@ -524,12 +531,12 @@ static int create_remote(struct rc_ctx *x, struct held *h, int i, const struct k
         return 0;
     }
     if (!kc_is_already_exists(&st)) {
-        remote_failed(x, cluster, "create", name, &st);
+        remote_failed(x, h, cluster, "create", name, &st);
         return -1;
     }
     json_t *cur = NULL;
     if (kc_get(c, res, ns, name, &cur, &st) < 0) {
-        remote_failed(x, cluster, "get", name, &st);
+        remote_failed(x, h, cluster, "get", name, &st);
         return -1;
     }
     const char *pb = rc_prebuilt_name(cur);
@@ -594,7 +601,7 @@ static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *
                       r->cluster, "job", name);
                 return 0;
             }
-            remote_failed(x, r->cluster, "get job", name, &st);
+            remote_failed(x, h, r->cluster, "get job", name, &st);
             return -1;
         }
         const char *pb = rc_prebuilt_name(live);
@@ -650,7 +657,7 @@ static int deactivate_remote(struct rc_ctx *x, struct held *h, int i, const char
           : -1;
     json_decref(p);
     if (rc < 0 && p)
-        remote_failed(x, r->cluster, "deactivate", jx_str(r->wl, "metadata.name"), &st);
+        remote_failed(x, h, r->cluster, "deactivate", jx_str(r->wl, "metadata.name"), &st);
     return rc < 0 ? -1 : 0;
 }
 
@@ -669,7 +676,7 @@ static int remote_priority(struct rc_ctx *x, struct held *h, int i)
                : -1;
     json_decref(p);
     if (rc < 0 && p)
-        remote_failed(x, r->cluster, "update priority", jx_str(r->wl, "metadata.name"), &st);
+        remote_failed(x, h, r->cluster, "update priority", jx_str(r->wl, "metadata.name"), &st);
     return rc < 0 ? -1 : 0;
 }
 
@@ -704,6 +711,24 @@ static int delete_wl(struct rc_ctx *x, json_t *cur)
     return 0;
 }
 
+static int wl_deactivate(struct rc_ctx *x, json_t **cur)
+{
+    json_t *p = json_pack("{s:{s:b}}", "spec", "active", 0);
+    json_t *out = NULL;
+    struct kc_status st;
+    int rc = p ? kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),
+                          jx_str(*cur, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, &out, &st)
+               : -1;
+    json_decref(p);
+    if (rc < 0)
+        return -1;
+    LOG_I(LG, "workload deactivated: an admission check is Rejected", "workload",
+          jx_str(*cur, "metadata.name"));
+    json_decref(*cur);
+    *cur = out;
+    return 0;
+}
+
 static int local_suspend(struct rc_ctx *x, struct held *h, int value)
 {
     if (!h->obs.job || !h->obs.kind || !h->obs.kind->suspend_path)
@@ -735,15 +760,69 @@ static int local_job_status(struct rc_ctx *x, struct held *h, json_t *patch)
     return 0;
 }
 
+/* Whether the action calls the worker (and so needs one of its slots). */
+static int calls_worker(const struct rc_act *a)
+{
+    switch (a->type) {
+    case RC_ACT_REMOVE_REMOTE:
+    case RC_ACT_CREATE_REMOTE_WL:
+    case RC_ACT_CREATE_REMOTE_JOB:
+    case RC_ACT_REMOTE_PRIORITY:
+    case RC_ACT_DEACTIVATE_REMOTE:
+        return 1;
+    case RC_ACT_SYNC_JOB_STATUS:
+        return a->value; /* a fresh read; else the cache's copy is used */
+    default:
+        return 0;
+    }
+}
+
+/* Takes a slot of the action's worker (inflight.h), 0 or -1 when it is full. */
+static int worker_enter(struct rc_ctx *x, struct held *h, const struct rc_act *a, const char *key)
+{
+    h->answered = RC_ANSWER_UNKNOWN;
+    if (!calls_worker(a) || rc_inflight_enter(x->inflight, h->remotes[a->cluster].cluster) == 0)
+        return 0;
+    LOG_D(LG, "worker busy: its calls in flight are at the limit; retried later", "cluster",
+          h->remotes[a->cluster].cluster, "workload", key, "action", rc_act_name(a->type));
+    return -1;
+}
+
+static void worker_leave(struct rc_ctx *x, struct held *h, const struct rc_act *a, int rc)
+{
+    if (!calls_worker(a))
+        return;
+    const char *cluster = h->remotes[a->cluster].cluster;
+    if (rc == 0)
+        h->answered = RC_ANSWER_YES;
+    if (rc_inflight_leave(x->inflight, cluster, h->answered)) {
+        if (h->answered == RC_ANSWER_NONE)
+            LOG_W(LG, "worker did not answer: one call at a time to it until it answers", "cluster",
+                  cluster);
+        else
+            LOG_I(LG, "worker answers again", "cluster", cluster);
+    }
+}
+
 static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, const char *key,
                    long *requeue_ms)
 {
     json_t *cur = json_incref(h->obs.wl);
-    int rc = 0;
-    for (size_t k = 0; k < p->n && rc == 0; k++) {
+    int rc = 0, failed = 0;
+    unsigned char cluster_failed[RC_MAX_CLUSTERS * 2] = {0};
+    for (size_t k = 0; k < p->n; k++) {
         const struct rc_act *a = &p->acts[k];
+        enum rc_run run = rc_act_run(a, failed, cluster_failed);
+        if (run == RC_STOP)
+            break;
+        if (run == RC_SKIP)
+            continue;
         const char *cluster = a->cluster >= 0 ? h->remotes[a->cluster].cluster : NULL;
         int created, deferred;
+        if (worker_enter(x, h, a, key) < 0) {
+            rc = -1;
+            goto failed;
+        }
         switch (a->type) {
         case RC_ACT_WL_STATUS:
             rc = wl_status(x, &cur, a->patch);
@@ -787,6 +866,9 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
         case RC_ACT_LOCAL_JOB_STATUS:
             rc = local_job_status(x, h, a->patch);
             break;
+        case RC_ACT_WL_DEACTIVATE:
+            rc = wl_deactivate(x, &cur);
+            break;
         case RC_ACT_EVENT:
             rc_event_emit(x->mgr, cur, a->etype, a->reason, a->message);
             if (strcmp(a->reason, "MultiKueue") == 0)
@@ -808,11 +890,20 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             break;
         }
         }
-        if (rc < 0)
-            LOG_D(LG, "action failed", "workload", key, "action", rc_act_name(a->type));
+        worker_leave(x, h, a, rc);
+        if (rc == 0)
+            continue;
+        LOG_D(LG, "action failed", "workload", key, "action", rc_act_name(a->type));
+    failed:
+        /* the rest of this cluster's part, and every later manager action,
+         * wait for the retry; the other clusters' actions go on */
+        failed = 1;
+        if (rc_act_scope(a) >= 0)
+            cluster_failed[rc_act_scope(a)] = 1;
+        rc = 0;
     }
     json_decref(cur);
-    return rc;
+    return failed ? -1 : 0;
 }
 
 int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)

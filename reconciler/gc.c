@@ -42,6 +42,11 @@ static int delete_obj(struct rc_ctx *x, const char *cluster, struct kc_client *c
     const char *ns = jx_str(obj, "metadata.namespace"), *name = jx_str(obj, "metadata.name");
     if (!origin_ok(x, obj))
         return 0; /* invariant 1 */
+    /* one of the worker's slots (inflight.h); a busy worker waits for the next pass */
+    if (rc_inflight_enter(x->inflight, cluster) < 0)
+        return -1;
+    st.http = 0;
+    st.transport_code = 0;
     if (res == &WORKLOADS && rc_has_finalizer(obj, RC_FINALIZER)) {
         json_t *p = rc_finalizer_removal(obj, RC_FINALIZER);
         int rc = p ? kc_patch(c, res, ns, name, NULL, KC_PATCH_MERGE, p, NULL, NULL, &st) : -1;
@@ -52,12 +57,16 @@ static int delete_obj(struct rc_ctx *x, const char *cluster, struct kc_client *c
     if (kc_delete(c, res, ns, name, propagation, jx_str(obj, "metadata.uid"), &st) < 0 &&
         !kc_is_not_found(&st) && st.http != 409)
         goto fail;
+    rc_inflight_leave(x->inflight, cluster, RC_ANSWER_YES);
     const char *v[] = {cluster};
     mt_inc(x->metrics.gc_deleted, v, 1);
     LOG_I(LG, "orphan deleted", "cluster", cluster, "resource", res->resource, "namespace", ns,
           "name", name);
     return 0;
 fail:
+    rc_inflight_leave(x->inflight, cluster,
+                      st.http > 0 ? RC_ANSWER_YES
+                                  : (st.transport_code ? RC_ANSWER_NONE : RC_ANSWER_UNKNOWN));
     rc_metric_remote_error(&x->metrics, cluster, st.http);
     LOG_W(LG, "orphan not deleted", "cluster", cluster, "name", name, "error", st.message);
     return -1;

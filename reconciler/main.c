@@ -728,7 +728,13 @@ static int setup(struct app *a, char *err, size_t errlen)
         .ud = a,
     };
     x->clusters = mkcs_new(&mo, err, errlen);
-    return x->clusters ? 0 : -1;
+    if (!x->clusters)
+        return -1;
+    if (!(x->inflight = rc_inflight_new(a->cfg.workers))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
 }
 
 static void json_decref_void(void *p)
@@ -769,6 +775,7 @@ static void teardown(struct app *a)
     smap_free(x->assumed, free);
     smap_free(x->drift, json_decref_void);
     smap_free(x->lost, free);
+    rc_inflight_free(x->inflight);
     rc_metrics_free(&x->metrics);
     pthread_mutex_destroy(&x->mu);
 }

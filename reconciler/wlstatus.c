@@ -141,6 +141,39 @@ fail:
     return NULL;
 }
 
+json_t *rc_checks_reset_on_eviction(const json_t *checks, const char *now)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *c;
+    if (!out)
+        return NULL;
+    json_array_foreach(checks, i, c)
+    {
+        const char *st = jx_str(c, "state");
+        json_t *n;
+        if (st && strcmp(st, "Pending") == 0) {
+            n = json_deep_copy(c);
+        } else {
+            char msg[128];
+            snprintf(msg, sizeof(msg), "Reset to Pending after eviction. Previously: %s",
+                     st ? st : "");
+            n = json_pack("{s:O?,s:s,s:s,s:s}", "name", json_object_get(c, "name"), "state",
+                          "Pending", "message", msg, "lastTransitionTime", now);
+            json_t *ra = json_object_get(c, "requeueAfterSeconds");
+            if (n && ra)
+                json_object_set(n, "requeueAfterSeconds", ra);
+            if (n && st && strcmp(st, "Retry") == 0)
+                json_object_set_new(n, "retryCount", json_integer(jx_int(c, "retryCount", 0) + 1));
+        }
+        if (!n || json_array_append_new(out, n) < 0) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
 char *rc_msg_previously(const char *msg, const char *prev)
 {
     char *s = NULL;

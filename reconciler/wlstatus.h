@@ -39,6 +39,12 @@ json_t *rc_check_find(const json_t *wl, const char *name);
  * retryCount is incremented when bump_retry. New reference or NULL. */
 json_t *rc_checks_with(const json_t *checks, const char *name, const char *state,
                        const char *message, const char *now, int bump_retry);
+/* Kueue's resetChecksOnEviction on a new copy of `checks`: every check not
+ * Pending becomes Pending with `Reset to Pending after eviction.
+ * Previously: <state>` and lastTransitionTime now; only a Retry keeps (and
+ * bumps) its retryCount, requeueAfterSeconds stays, the rest (podSetUpdates)
+ * goes. New reference or NULL. */
+json_t *rc_checks_reset_on_eviction(const json_t *checks, const char *now);
 /* `msg` followed by `, Previously: "<prev>"`, truncated to RC_MAX_MSG. Caller
  * frees. */
 char *rc_msg_previously(const char *msg, const char *prev);

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""A TLS-terminating proxy in front of one API server, for the HA scenarios.
+"""A TLS-terminating proxy in front of one API server, for the HA and the
+hung-worker scenarios.
 
 A reconciler pointed at it (its kubeconfig's server is this proxy) works as
-usual until the proxy gets SIGUSR1: from then on its Lease requests (any
-path with /leases) are held, never forwarded nor answered, as if the Lease
-had become unreachable, while its other requests still go through. SIGUSR2
-lets them through again.
+usual until the proxy gets SIGUSR1: from then on the requests whose path
+matches --hold (a regular expression, default: the Lease's, any path with
+/leases) are held, never forwarded nor answered, as if the server had
+become unreachable while still accepting connections; the others still go
+through, and so do the answers (watch streams too) of requests forwarded
+before. `--hold .` holds every new request: a server that hangs. SIGUSR2
+lets new requests through again (a held one stays held).
 
 Each request is logged to --log as one JSON line: wall time, method, path,
 and whether it was forwarded or held, so a scenario can count what the
@@ -18,6 +22,7 @@ the reconciler's CA accepts it) and connects upstream as --client-cert.
 """
 import argparse
 import json
+import re
 import select
 import signal
 import socket
@@ -103,7 +108,7 @@ def serve(conn, args, srv_ctx, up_ctx, logf):
                     if req is None:
                         break
                     raw, method, path, buf = req
-                    if "/leases" in path and held.is_set():
+                    if held.is_set() and args.hold.search(path):
                         log(logf, method, path, "held")
                         holding = True
                         break
@@ -133,7 +138,9 @@ def main():
     p.add_argument("--client-cert", required=True)
     p.add_argument("--client-key", required=True)
     p.add_argument("--log", required=True)
+    p.add_argument("--hold", default="/leases", help="regex of the paths held after SIGUSR1")
     args = p.parse_args()
+    args.hold = re.compile(args.hold)
     args.upstream_host, port = args.upstream.rsplit(":", 1)
     args.upstream_port = int(port)
 

@@ -124,6 +124,30 @@ static int index_of(const struct rc_plan *p, enum rc_act_type t, int nth)
     return -1;
 }
 
+/* Runs the plan as the executor does (rc_act_run) with every action of
+ * cluster `bad` failing; counts how many of type t ran (on cluster c, or
+ * any when c < 0). */
+static int ran(const struct rc_plan *p, int bad, enum rc_act_type t, int c)
+{
+    unsigned char failed[RC_MAX_CLUSTERS * 2] = {0};
+    int any = 0, n = 0;
+    for (size_t k = 0; k < p->n; k++) {
+        const struct rc_act *a = &p->acts[k];
+        enum rc_run r = rc_act_run(a, any, failed);
+        if (r == RC_STOP)
+            break;
+        if (r == RC_SKIP)
+            continue;
+        if (rc_act_scope(a) >= 0 && rc_act_scope(a) == bad) {
+            any = 1;
+            failed[bad] = 1;
+            continue;
+        }
+        n += a->type == t && (c < 0 || a->cluster == c);
+    }
+    return n;
+}
+
 /* The document a status patch would produce: {"status": patch}. */
 static json_t *patched(const struct rc_act *a)
 {
@@ -185,6 +209,43 @@ static void test_nominate_removes_unnominated_copies(void **state)
     teardown_obs(&f);
 }
 
+/* One failing worker does not keep the others' part of a plan from
+ * running; nothing of the manager's runs after a failure. */
+static void test_a_failing_cluster_stops_only_its_part(void **state)
+{
+    (void)state;
+    struct fixture f;
+    /* nominate: worker-1 (0) fails, worker-2 (1) still gets its copy */
+    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    decide(&f);
+    assert_string_equal(f.plan.step, "nominate");
+    assert_int_equal(ran(&f.plan, 0, RC_ACT_CREATE_REMOTE_WL, 1), 1);
+    assert_int_equal(ran(&f.plan, 1, RC_ACT_CREATE_REMOTE_WL, 0), 1);
+    /* winner worker-2: the loser worker-1 fails, the job is made and Ready written */
+    f.r[0].wl = remote_wl(f.o.wl, T2);
+    f.r[1].wl = remote_wl(f.o.wl, T1);
+    decide(&f);
+    assert_string_equal(f.plan.step, "winner");
+    assert_int_equal(ran(&f.plan, 0, RC_ACT_CREATE_REMOTE_JOB, 1), 1);
+    assert_int_equal(ran(&f.plan, 0, RC_ACT_WL_STATUS, -1), 2); /* clusterName, Ready */
+    /* the winner fails: clusterName only, nothing after it (no Ready) */
+    assert_int_equal(ran(&f.plan, 1, RC_ACT_WL_STATUS, -1), 1);
+    assert_int_equal(ran(&f.plan, 1, RC_ACT_COUNT_ADMITTED, -1), 0);
+    assert_int_equal(ran(&f.plan, 1, RC_ACT_REMOVE_REMOTE, -1), 0);
+    teardown_obs(&f);
+    /* the recorded cluster reachable without a copy: its removal fails, so
+     * no Retry (a new copy only once the old one is known gone) */
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    f.r[0].job =
+        json_pack("{s:{s:s,s:s,s:s}}", "metadata", "name", "a", "namespace", "ns", "uid", "u");
+    decide(&f);
+    assert_string_equal(f.plan.step, "remote-gone");
+    assert_int_equal(ran(&f.plan, 0, RC_ACT_WL_STATUS, -1), 0);
+    assert_int_equal(ran(&f.plan, 0, RC_ACT_EVENT, -1), 0);
+    assert_int_equal(ran(&f.plan, 1, RC_ACT_WL_STATUS, -1), 1);
+    teardown_obs(&f);
+}
+
 static void test_first_admitted_wins_and_order_is_safe(void **state)
 {
     (void)state;
@@ -198,8 +259,9 @@ static void test_first_admitted_wins_and_order_is_safe(void **state)
     int remove = index_of(&f.plan, RC_ACT_REMOVE_REMOTE, 0);
     int create = index_of(&f.plan, RC_ACT_CREATE_REMOTE_JOB, 0);
     int ready = index_of(&f.plan, RC_ACT_WL_STATUS, 1);
-    /* clusterName is written before the job exists; Ready only after */
-    assert_true(persist >= 0 && remove > persist && create > remove && ready > create);
+    /* clusterName is written before the job exists; Ready only after; the
+     * loser's copy last, so a loser that fails delays neither */
+    assert_true(persist >= 0 && create > persist && ready > create && remove > ready);
     json_t *doc = patched(&f.plan.acts[persist]);
     assert_string_equal(jx_str(doc, "status.clusterName"), "worker-2");
     assert_true(json_is_null(jx_get(doc, "status.nominatedClusterNames")));
@@ -758,8 +820,9 @@ static void test_rejections(void **state)
     assert_string_equal(jx_str(c, "state"), "Rejected");
     assert_string_equal(jx_str(c, "message"), "No multikueue adapter found for owner kind "
                                               "\"example.com/v1, Kind=Thing\"");
-    assert_false(rc_cond_true(doc, "QuotaReserved")); /* deactivated: quota released */
     json_decref(doc);
+    /* only the check: the deactivation follows on the next pass */
+    assert_null(json_object_get(rc_plan_find(&f.plan, RC_ACT_WL_STATUS)->patch, "conditions"));
 
     f.o.kind = &mk_kind_job;
     f.o.managed = 0;
@@ -796,11 +859,106 @@ static void test_rejections(void **state)
     json_decref(pt);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 0);
 
-    /* a Rejected check: nothing more happens */
+    /* with Kueue on the manager, a Rejected check is Kueue's to act on */
     json_decref(f.o.wl);
     f.o.wl = manager_wl("Rejected", NULL, 0);
+    f.o.mode = RC_MODE_WITH_KUEUE;
     decide(&f);
     assert_int_equal(f.plan.n, 0);
+    teardown_obs(&f);
+}
+
+/* Standalone: a Rejected check (ours or set by anyone) deactivates the
+ * Workload as Kueue's core does, then evicts it; its copies go after. */
+static void test_rejected_deactivates_as_kueue(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Rejected", "worker-1", 1));
+    jx_set_new_str(rc_check_find(f.o.wl, "mk"), "message", "no");
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    decide(&f);
+    assert_string_equal(f.plan.step, "rejected-deactivate");
+    json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    json_t *dt = rc_cond_find(doc, "DeactivationTarget");
+    assert_string_equal(jx_str(dt, "status"), "True");
+    assert_string_equal(jx_str(dt, "reason"), "AdmissionCheck");
+    assert_string_equal(jx_str(dt, "message"), "Admission check(s): mk, were rejected");
+    json_decref(doc);
+    const struct rc_act *ev = rc_plan_find(&f.plan, RC_ACT_EVENT);
+    assert_string_equal(ev->reason, "AdmissionCheckRejected");
+    assert_string_equal(ev->message,
+                        "Deactivating workload because AdmissionCheck for mk was Rejected: no");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_WL_DEACTIVATE), 1);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
+
+    /* the target written: only spec.active */
+    set_cond(f.o.wl, "DeactivationTarget", "True", "AdmissionCheck",
+             "Admission check(s): mk, were rejected", T1);
+    decide(&f);
+    assert_int_equal(f.plan.n, 1);
+    assert_int_equal(f.plan.acts[0].type, RC_ACT_WL_DEACTIVATE);
+
+    /* inactive: the running job stops, then Kueue's eviction in one write */
+    json_object_set_new(json_object_get(f.o.wl, "spec"), "active", json_false());
+    decide(&f);
+    assert_string_equal(f.plan.step, "rejected-evict");
+    int sus = index_of(&f.plan, RC_ACT_LOCAL_SUSPEND, 0);
+    int st = index_of(&f.plan, RC_ACT_WL_STATUS, 0);
+    assert_true(sus >= 0 && st > sus);
+    assert_int_equal(f.plan.acts[sus].value, 1);
+    doc = patched(&f.plan.acts[st]);
+    json_t *e = rc_cond_find(doc, "Evicted");
+    assert_string_equal(jx_str(e, "reason"), "DeactivatedDueToAdmissionCheck");
+    assert_string_equal(jx_str(e, "message"),
+                        "The workload is deactivated due to Admission check(s): mk, were rejected");
+    assert_null(rc_cond_find(doc, "DeactivationTarget"));
+    assert_string_equal(jx_str(rc_cond_find(doc, "QuotaReserved"), "reason"), "Pending");
+    assert_false(rc_wl_reserved(doc));
+    assert_string_equal(jx_str(rc_cond_find(doc, "Requeued"), "status"), "False");
+    assert_true(json_is_null(jx_get(doc, "status.admission")));
+    assert_true(json_is_null(jx_get(doc, "status.clusterName")));
+    json_t *c = rc_check_find(doc, "mk");
+    assert_string_equal(jx_str(c, "state"), "Pending");
+    assert_string_equal(jx_str(c, "message"),
+                        "Reset to Pending after eviction. Previously: Rejected");
+    json_decref(doc);
+    teardown_obs(&f);
+}
+
+/* Standalone eviction (Retry): every check not Pending is reset, as Kueue's
+ * resetChecksOnEviction; the running local job is suspended first. */
+static void test_eviction_resets_every_check(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    json_t *other =
+        json_pack("{s:s,s:s,s:s,s:s,s:[{s:s}]}", "name", "other", "state", "Ready", "message", "ok",
+                  "lastTransitionTime", T0, "podSetUpdates", "name", "main");
+    json_array_append_new(jx_get(f.o.wl, "status.admissionChecks"), other);
+    f.r[0].job = local_job(0); /* the copy's job is left, its Workload gone */
+    decide(&f);
+    assert_string_equal(f.plan.step, "remote-gone");
+    int sus = index_of(&f.plan, RC_ACT_LOCAL_SUSPEND, 0);
+    int st = index_of(&f.plan, RC_ACT_WL_STATUS, 0);
+    assert_true(sus >= 0 && st > sus);
+    json_t *doc = patched(&f.plan.acts[st]);
+    json_t *mk = rc_check_find(doc, "mk"), *o = rc_check_find(doc, "other");
+    assert_string_equal(jx_str(mk, "state"), "Pending");
+    assert_string_equal(jx_str(mk, "message"),
+                        "Reset to Pending after eviction. Previously: Retry");
+    assert_int_equal(jx_int(mk, "retryCount", 0), 1);
+    assert_string_equal(jx_str(o, "state"), "Pending");
+    assert_string_equal(jx_str(o, "message"), "Reset to Pending after eviction. Previously: Ready");
+    assert_string_equal(jx_str(o, "lastTransitionTime"), NOW);
+    assert_null(json_object_get(o, "retryCount"));
+    assert_null(json_object_get(o, "podSetUpdates"));
+    json_decref(doc);
+    /* a suspended job stays as it is */
+    jx_set(f.o.job, "spec.suspend", json_true());
+    decide(&f);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_LOCAL_SUSPEND), 0);
     teardown_obs(&f);
 }
 
@@ -886,6 +1044,9 @@ int main(void)
         cmocka_unit_test(test_no_copies_without_quota),
         cmocka_unit_test(test_nominate_removes_unnominated_copies),
         cmocka_unit_test(test_first_admitted_wins_and_order_is_safe),
+        cmocka_unit_test(test_a_failing_cluster_stops_only_its_part),
+        cmocka_unit_test(test_rejected_deactivates_as_kueue),
+        cmocka_unit_test(test_eviction_resets_every_check),
         cmocka_unit_test(test_recorded_cluster_decides),
         cmocka_unit_test(test_steady_state_syncs_only),
         cmocka_unit_test(test_suspended_local_job_is_released),
