@@ -710,11 +710,11 @@ static int setup(struct app *a, char *err, size_t errlen)
     snprintf(selector, sizeof(selector), "%s=%s", MK_ORIGIN_LABEL, a->cfg.origin);
     struct mkcs_watch watches[1 + RC_MAX_KINDS];
     /* remote copies compacted like the manager's (readers unwrap them) */
-    watches[0] =
-        (struct mkcs_watch){{G, V, "workloads", 1}, selector, remote_wl_event, a, rc_pack_remote};
+    watches[0] = (struct mkcs_watch){{G, V, "workloads", 1}, selector, remote_wl_event, a,
+                                     rc_pack_remote,         0};
     for (int k = 0; k < x->nkinds; k++)
-        watches[1 + k] = (struct mkcs_watch){mk_kind_resource(x->kinds[k]), selector,
-                                             remote_job_event, a, rc_pack_remote};
+        watches[1 + k] = (struct mkcs_watch){
+            mk_kind_resource(x->kinds[k]), selector, remote_job_event, a, rc_pack_remote, 0};
     struct kc_options wko = {.qps = a->cfg.worker_qps,
                              .burst = a->cfg.worker_burst,
                              .timeout_ms = a->cfg.worker_timeout_ms,

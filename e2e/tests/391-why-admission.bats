@@ -26,6 +26,7 @@ setup() {
 teardown() {
     teardown_common
     rc_ns_delete "$NS"
+    [ -z "${NS2:-}" ] || rc_ns_delete "$NS2"
     if [ -n "${DEAD:-}" ]; then # the workers' Secrets as they were
         rc_bed_setup
         eventually 60 is_eq True mkc_active worker-1
@@ -75,12 +76,18 @@ has_event() { events "$1" "$2" | grep -qF -- "$3"; }
 }
 
 @test "a worker without the namespace and one without the LocalQueue: both reasons, and no copy is held back" {
-    # the namespace on the manager (with its LocalQueue) and on worker-2 only
-    # (without one); worker-1 has none
-    k worker-1 delete ns "$NS" --wait=false >/dev/null
-    k worker-2 -n "$NS" delete localqueue team-a >/dev/null
-    gone() { ! k worker-1 get ns "$NS" >/dev/null 2>&1; }
-    eventually 60 gone
+    # a namespace with its LocalQueue on the manager, on worker-2 without
+    # one, not on worker-1 at all
+    NS2=$(fresh_ns rcwhyns)
+    km create ns "$NS2" >/dev/null
+    km apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: $NS2, name: team-a}
+spec: {clusterQueue: team-a-cq}
+YAML
+    k worker-2 create ns "$NS2" >/dev/null
+    local NS=$NS2
     rc_job "$NS" nowhere
     both() { msg_has nowhere "worker-1: the copy could not be created: namespaces \"$NS\" not found" &&
              msg_has nowhere "worker-2: LocalQueue team-a doesn't exist (Inadmissible)"; }
