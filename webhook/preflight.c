@@ -74,7 +74,9 @@ static void pod_spec(struct wh_refs *r, const json_t *spec)
     containers(r, json_object_get(spec, "initContainers"));
     containers(r, json_object_get(spec, "containers"));
     json_array_foreach(json_object_get(spec, "imagePullSecrets"), i, v)
+    {
         add(r, WH_REF_SECRET, jx_str(v, "name"));
+    }
     const char *sa = jx_str(spec, "serviceAccountName");
     if (!sa)
         sa = jx_str(spec, "serviceAccount"); /* the deprecated spelling */
@@ -91,7 +93,10 @@ int wh_preflight_refs(const struct mk_kind *k, const json_t *job, struct wh_refs
         return -1;
     size_t i;
     json_t *ps;
-    json_array_foreach(sets, i, ps) pod_spec(out, jx_get(ps, "template.spec"));
+    json_array_foreach(sets, i, ps)
+    {
+        pod_spec(out, jx_get(ps, "template.spec"));
+    }
     json_decref(sets);
     return 0;
 }
