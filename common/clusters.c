@@ -45,6 +45,7 @@ struct mkcs_conn {
     char *name;
     struct kcfg *cfg;
     struct kc_client *client;
+    struct kc_client *meta_client; /* PartialObjectMetadata, for metadata_only watches; or NULL */
     size_t n;
     struct kcache *caches[MKCS_MAX_WATCHES];
     struct kw_informer *infs[MKCS_MAX_WATCHES];
@@ -103,6 +104,7 @@ static void conn_free(struct mkcs_conn *c)
     for (size_t i = 0; i < c->n; i++)
         kcache_free(c->caches[i]);
     kc_free(c->client);
+    kc_free(c->meta_client);
     kcfg_free(c->cfg);
     pthread_mutex_destroy(&c->lock);
     free(c->name);
@@ -136,7 +138,8 @@ int mkcs_conn_connected(struct mkcs_conn *c)
     pthread_mutex_lock(&c->lock);
     ok = !c->stopped;
     for (size_t i = 0; ok && i < c->n; i++)
-        ok = c->infs[i] && kw_informer_connected(c->infs[i]) && kw_informer_synced(c->infs[i]);
+        ok = c->wud[i].w->metadata_only || /* optional: never makes a worker unusable */
+             (c->infs[i] && kw_informer_connected(c->infs[i]) && kw_informer_synced(c->infs[i]));
     pthread_mutex_unlock(&c->lock);
     return ok;
 }
@@ -188,6 +191,15 @@ static struct mkcs_conn *conn_start(struct mkcs *s, const char *name, struct kcf
     c->cfg = cfg;
     if (!(c->client = kc_new(cfg, s->has_client_opts ? &s->client : NULL, err, errlen)))
         goto fail;
+    for (size_t i = 0; i < s->n && !c->meta_client; i++) {
+        if (!s->w[i].metadata_only)
+            continue;
+        struct kc_options mo = s->client;
+        mo.accept = KC_ACCEPT_METADATA_LIST;
+        mo.accept_stream = KC_ACCEPT_METADATA;
+        if (!(c->meta_client = kc_new(cfg, &mo, err, errlen)))
+            goto fail;
+    }
     for (size_t i = 0; i < s->n; i++) {
         const struct mkcs_watch *w = &s->w[i];
         char logname[300];
@@ -210,8 +222,8 @@ static struct mkcs_conn *conn_start(struct mkcs *s, const char *name, struct kcf
                                 .max_line = MKCS_MAX_OBJECT_BYTES,
                                 .backoff_initial_ms = s->backoff_initial_ms,
                                 .backoff_max_ms = s->backoff_max_ms};
-        c->infs[i] =
-            kw_informer_start(c->client, &w->res, NULL, w->label_selector, c->caches[i], &ko);
+        c->infs[i] = kw_informer_start(w->metadata_only ? c->meta_client : c->client, &w->res, NULL,
+                                       w->label_selector, c->caches[i], &ko);
         if (!c->infs[i]) {
             snprintf(err, errlen, "cannot start the %s informer", w->res.resource);
             goto fail;
@@ -393,6 +405,8 @@ static void cluster_state(struct cluster *cl, struct mkcs_state *out, char *deta
         int connected = 1, have_err = 0, over_limit = 0;
         for (size_t i = 0; i < cl->conn->n; i++) {
             struct kw_stats st;
+            if (cl->conn->wud[i].w->metadata_only)
+                continue; /* optional (mkcs_watch) */
             kw_informer_stats(cl->conn->infs[i], &st);
             if (st.connected && st.synced)
                 continue;
@@ -783,6 +797,7 @@ struct mkcs *mkcs_new(const struct mkcs_options *o, char *err, size_t errlen)
     if (o->client) {
         s->client = *o->client;
         s->client.user_agent = dup_opt(o->client->user_agent, &oom);
+        s->client.accept = s->client.accept_stream = NULL; /* metadata_only decides */
     }
     if (!s->client.max_body || s->client.max_body > MKCS_MAX_PAGE_BYTES)
         s->client.max_body = MKCS_MAX_PAGE_BYTES;

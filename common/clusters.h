@@ -4,7 +4,8 @@
  * "kubeconfig" in mkueue's namespace, or a file under one allowed folder) is
  * parsed as UNTRUSTED input, a kube client is built, and the informers the
  * caller asked for run against the worker. Both binaries use it: the webhook
- * watches namespaces and LocalQueues on every worker, the reconciler remote
+ * watches namespaces and LocalQueues (and, metadata only, the names the
+ * preflight needs) on every worker, the reconciler remote
  * Workloads and jobs carrying its origin label.
  *
  * The set is level-triggered: mkcs_sync() compares the wanted state (the
@@ -52,6 +53,11 @@ struct mkcs_watch {
     /* Optional kcache transform of the watch's cache (see kcache_set_transform;
      * it also gets ud): on_event and cache readers then see its results. */
     json_t *(*transform)(json_t *obj, void *ud);
+    /* Lists and watches PartialObjectMetadata (KC_ACCEPT_METADATA*, a client
+     * of its own): names, labels, annotations, never a Secret's data. Such a
+     * watch is optional: its failure (no RBAC for it on the worker, a cap)
+     * never makes the worker disconnected; readers check kcache_synced. */
+    int metadata_only;
 };
 
 struct mkcs_options {

@@ -32,7 +32,9 @@ struct kc_client {
     struct curl_slist *connect_to; /* CURLOPT_CONNECT_TO when tls_server_name is set */
     char *host_hdr;                /* "Host: <real host:port>" when tls_server_name is set */
     char *user_agent;
-    double qps; /* <= 0: unlimited */
+    char *accept_hdr;        /* "Accept: ..." of requests */
+    char *accept_stream_hdr; /* and of streams */
+    double qps;              /* <= 0: unlimited */
     int burst;
     long timeout_ms;
     long connect_timeout_ms;
@@ -386,8 +388,8 @@ static void free_headers(struct curl_slist *l)
 }
 
 /* Request headers; Authorization from the config's current token. */
-static int make_headers(struct kc_client *c, const char *content_type, struct curl_slist **out,
-                        struct kc_status *st)
+static int make_headers(struct kc_client *c, const char *content_type, int stream,
+                        struct curl_slist **out, struct kc_status *st)
 {
     struct curl_slist *l = NULL, *t;
     int rc = KC_OK;
@@ -402,7 +404,7 @@ static int make_headers(struct kc_client *c, const char *content_type, struct cu
         }                                                                                          \
         l = t;                                                                                     \
     } while (0)
-    ADD("Accept: application/json");
+    ADD(stream ? c->accept_stream_hdr : c->accept_hdr);
     ADD("Expect:"); /* no 100-continue round trip for large bodies */
     if (content_type) {
         buf_printf(&auth, "Content-Type: %s", content_type);
@@ -574,7 +576,7 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
         rc = KC_ERR_NOMEM;
         goto out;
     }
-    if ((rc = make_headers(c, content_type, &hdrs, st)) != KC_OK)
+    if ((rc = make_headers(c, content_type, 0, &hdrs, st)) != KC_OK)
         goto out;
     rl_wait(c);
     x.h = pool_get(c);
@@ -942,7 +944,7 @@ int kc_stream(struct kc_client *c, const char *path, const char *query, long tim
         rc = KC_ERR_NOMEM;
         goto out;
     }
-    if ((rc = make_headers(c, NULL, &hdrs, st)) != KC_OK)
+    if ((rc = make_headers(c, NULL, 1, &hdrs, st)) != KC_OK)
         goto out;
     rl_wait(c);
     if (!(x.h = curl_easy_init()) || !(m = curl_multi_init())) {
@@ -1105,8 +1107,13 @@ struct kc_client *kc_new(struct kcfg *cfg, const struct kc_options *opt, char *e
     pthread_mutex_init(&c->rl_lock, NULL);
     c->server = strdup(cfg->server);
     c->user_agent = strdup(o.user_agent ? o.user_agent : "mkueue/" MKUEUE_VERSION);
+    if (asprintf(&c->accept_hdr, "Accept: %s", o.accept ? o.accept : "application/json") < 0)
+        c->accept_hdr = NULL;
+    if (asprintf(&c->accept_stream_hdr, "Accept: %s",
+                 o.accept_stream ? o.accept_stream : "application/json") < 0)
+        c->accept_stream_hdr = NULL;
     c->pool = calloc((size_t)c->pool_size, sizeof(CURL *));
-    if (!c->server || !c->user_agent || !c->pool) {
+    if (!c->server || !c->user_agent || !c->accept_hdr || !c->accept_stream_hdr || !c->pool) {
         set_err(err, errlen, "out of memory");
         kc_free(c);
         return NULL;
@@ -1141,6 +1148,8 @@ void kc_free(struct kc_client *c)
     curl_slist_free_all(c->connect_to);
     free(c->host_hdr);
     free(c->user_agent);
+    free(c->accept_hdr);
+    free(c->accept_stream_hdr);
     free(c);
 }
 

@@ -65,6 +65,13 @@ struct kc_options {
     size_t max_body;         /* max response body, default 64 MiB */
     int pool_size;           /* easy handles kept, default 8 */
     const char *user_agent;  /* default "mkueue/<version>" */
+    /* Accept headers (copied) of requests and of streams (watches); default
+     * application/json. KC_ACCEPT_METADATA_LIST and KC_ACCEPT_METADATA make
+     * lists and watches answer PartialObjectMetadata: metadata only, never a
+     * Secret's data (the apiserver takes the first type it can serve, and
+     * refuses a list asked as an object and a watch asked as a list). */
+    const char *accept;
+    const char *accept_stream;
     /* Asked on the requesting thread right before each request that is not a
      * GET goes out (after the rate limiter's wait): non-zero refuses it with
      * KC_ERR_REFUSED. NULL allows every write. The reconciler refuses writes
@@ -72,6 +79,9 @@ struct kc_options {
     int (*may_write)(void *ud, const char *method, const char *path);
     void *may_write_ud;
 };
+
+#define KC_ACCEPT_METADATA_LIST "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+#define KC_ACCEPT_METADATA      "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 
 struct kc_client;
 

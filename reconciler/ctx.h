@@ -62,6 +62,7 @@ struct rc_ctx {
      * MultiKueueCluster), forgotten once it is available (dispatch.c,
      * under mu). The worker-lost timeout runs from there. */
     struct smap *lost;
+    struct rc_why *why; /* why.h: create errors and the Pending Events' rate limit */
 };
 
 /* Index of a kind among the enabled ones, -1 when not enabled. */

@@ -9,6 +9,7 @@
 #include "jsonx.h"
 #include "specdiff.h"
 #include "strmap.h"
+#include "why.h"
 #include "wlstatus.h"
 
 static const char *const act_names[] = {
@@ -523,6 +524,25 @@ static void report_drift(const struct rc_obs *o, struct rc_plan *p, const struct
     add_event(p, "Warning", RC_REASON_DRIFT, msg);
 }
 
+/* Issue 13: the check's message says why a Pending Workload waits (why.h),
+ * written only when it changes, with a rate-limited Event (the executor
+ * limits those whose value names a step). quota: no reservation yet. */
+static void explain(const struct rc_obs *o, struct rc_plan *p, int quota)
+{
+    if (!o->explain || strcmp(check_state(o), "Pending") != 0)
+        return;
+    const char *cur = jx_str(rc_check_find(o->wl, o->check), "message");
+    char msg[RC_WHY_MAX];
+    enum rc_why_step step = quota ? rc_why_quota(o->wl, cur, msg, sizeof(msg))
+                                  : rc_why_dispatch(o, cur, msg, sizeof(msg));
+    if (step == RC_WHY_NONE || (cur && strcmp(cur, msg) == 0))
+        return;
+    add_status(p, check_patch(o, "Pending", msg, 0));
+    add_event(p, step == RC_WHY_NO_WORKER ? "Warning" : "Normal", RC_WHY_REASON, msg);
+    if (p->n && p->acts[p->n - 1].type == RC_ACT_EVENT)
+        p->acts[p->n - 1].value = (int)step;
+}
+
 static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report *rep)
 {
     json_t *wl = o->wl;
@@ -591,6 +611,8 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
     if (rc_wl_finished(wl) || !rc_wl_reserved(wl)) {
         snprintf(p->step, sizeof(p->step), rc_wl_finished(wl) ? "finished" : "no-reservation");
         cleanup(o, p, rc_wl_finished(wl));
+        if (!rc_wl_finished(wl))
+            explain(o, p, 1);
         return;
     }
     /* 4 (cont.): Kueue changes nothing when it cannot read the group: a missing
@@ -757,8 +779,11 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         snprintf(p->step, sizeof(p->step), "waiting-other-checks");
         return;
     }
-    /* 10: nominate and synchronize */
+    /* 10: nominate and synchronize; why it waits first, so a failed
+     * create below still leaves it said (a drift report has the message) */
     snprintf(p->step, sizeof(p->step), "nominate");
+    if (rep->cluster < 0)
+        explain(o, p, 0);
     json_t *cur = jx_get(wl, "status.nominatedClusterNames");
     if (o->dispatcher_writes && o->nominated && !rc_names_equal(cur, o->nominated)) {
         json_t *patch = json_object();

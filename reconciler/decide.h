@@ -39,6 +39,8 @@ struct rc_remote {
      * that still differs and has another UID is the re-created one: the
      * difference is reported, never answered by another delete. */
     const char *drift_uid;
+    const char *down;       /* unavailable: why, for messages (why.h rc_why_down; borrowed) */
+    const char *create_err; /* the last failed create of the copy here (borrowed) or NULL */
 };
 
 struct rc_obs {
@@ -62,6 +64,9 @@ struct rc_obs {
     long worker_lost_timeout_ms;
     long resync_ms;
     const char *now; /* RFC 3339, for lastTransitionTime */
+    /* Say why a Pending Workload waits (why.h) in the check's message and
+     * Events; off, the plans are as before (the step tests). */
+    int explain;
 };
 
 enum rc_act_type {
@@ -75,7 +80,8 @@ enum rc_act_type {
     RC_ACT_REMOVE_FINALIZER,  /* our finalizer off the manager Workload */
     RC_ACT_DELETE_WL,         /* delete the manager Workload (its job is gone) */
     RC_ACT_LOCAL_SUSPEND,     /* set the local job's suspend flag to `value` */
-    RC_ACT_EVENT,             /* an Event on the manager Workload */
+    RC_ACT_EVENT,             /* an Event on the manager Workload; value != 0: a why.h
+                               * step, rate limited, also on the job */
     RC_ACT_COUNT_ADMITTED,    /* multikueue_workloads_admitted_total{cluster} */
     RC_ACT_DRIFT_MARK,        /* value 1: the copy (its UID) was removed for drift (message:
                                * the differing field); 0: forget that */

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "pack.h"
 #include "probe.h"
+#include "why.h"
 #include "wlstatus.h"
 
 static const char *LG = "dispatch";
@@ -197,7 +198,10 @@ struct held {
     json_t *drift; /* the Workload's drift marks (drift_marks), owned */
     struct rc_nomination nom;
     int have_nom;
-    enum rc_answer answered; /* of the running action's worker calls (remote_failed) */
+    enum rc_answer answered;             /* of the running action's worker calls (remote_failed) */
+    char down[RC_MAX_CLUSTERS * 2][320]; /* why.h: why each is unavailable */
+    char cerr[RC_MAX_CLUSTERS * 2][RC_WHY_ERR_MAX]; /* why.h: its copy's last create error */
+    char last_err[RC_WHY_ERR_MAX];                  /* create_remote's last failure */
 };
 
 static void release(struct held *h)
@@ -298,6 +302,17 @@ static void observe_remote(struct rc_ctx *x, struct held *h, size_t n, const cha
     /* no MultiKueueCluster at all counts the same: lost since first seen */
     r->lost_ms = lost_for(x, cluster, r->available, since, now);
     r->drift_uid = json_string_value(json_object_get(h->drift, cluster));
+    if (!r->available) { /* for the check's message (why.h) */
+        if (!known)
+            snprintf(h->down[n], sizeof(h->down[n]), "no MultiKueueCluster");
+        else if (c && mkcs_conn_connected(c))
+            snprintf(h->down[n], sizeof(h->down[n]), "unreachable");
+        else
+            rc_why_down(stt.reason, stt.message, h->down[n], sizeof(h->down[n]));
+        r->down = h->down[n];
+    }
+    if (rc_why_create_error(x->why, key, cluster, h->cerr[n], sizeof(h->cerr[n])))
+        r->create_err = h->cerr[n];
     if (c) {
         r->wl = rc_cache_get(mkcs_conn_cache(c, RC_WATCH_WORKLOADS), key);
         r->job = remote_job(x, c, h->kind_index, ns, jname, wname);
@@ -316,6 +331,7 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
             return 1; /* nothing to do */
     }
     o->wl = wl;
+    o->explain = 1;
     o->mode = x->cfg->mode;
     o->worker_lost_timeout_ms = x->cfg->worker_lost_timeout_ms;
     o->resync_ms = x->cfg->resync_ms;
@@ -532,6 +548,8 @@ static int create_remote(struct rc_ctx *x, struct held *h, int i, const struct k
     }
     if (!kc_is_already_exists(&st)) {
         remote_failed(x, h, cluster, "create", name, &st);
+        snprintf(h->last_err, sizeof(h->last_err), "%.*s", (int)sizeof(h->last_err) - 1,
+                 st.message);
         return -1;
     }
     json_t *cur = NULL;
@@ -546,6 +564,8 @@ static int create_remote(struct rc_ctx *x, struct held *h, int i, const struct k
         /* invariant 1: a foreign object of the same name is never touched */
         LOG_W(LG, "a foreign object of the same name exists on the worker; left alone", "cluster",
               cluster, "resource", res->resource, "namespace", ns, "name", name);
+        snprintf(h->last_err, sizeof(h->last_err),
+                 "a %s of that name not made by this manager exists there", res->resource);
         return -1;
     }
     return 0;
@@ -804,6 +824,21 @@ static void worker_leave(struct rc_ctx *x, struct held *h, const struct rc_act *
     }
 }
 
+/* The job's side of a why.h Event (the job as the Event's object). */
+static void why_event_on_job(struct rc_ctx *x, struct held *h, const struct rc_act *a)
+{
+    const struct mk_kind *k = h->obs.kind;
+    if (!h->obs.job || !k)
+        return;
+    char av[128];
+    snprintf(av, sizeof(av), "%s%s%s", k->group, *k->group ? "/" : "", k->version);
+    json_t *obj = json_pack("{s:s,s:s,s:O?}", "apiVersion", av, "kind", k->kind, "metadata",
+                            jx_get(h->obs.job, "metadata"));
+    if (obj)
+        rc_event_emit(x->mgr, obj, a->etype, a->reason, a->message);
+    json_decref(obj);
+}
+
 static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, const char *key,
                    long *requeue_ms)
 {
@@ -832,8 +867,11 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             break;
         case RC_ACT_CREATE_REMOTE_WL: {
             json_t *copy = rc_remote_workload(cur, x->cfg->origin);
+            h->last_err[0] = '\0';
             rc = copy ? create_remote(x, h, a->cluster, &WORKLOADS, copy, NULL, &created) : -1;
             json_decref(copy);
+            if (rc == 0 || h->last_err[0]) /* what the worker said, for the message */
+                rc_why_create_result(x->why, key, cluster, rc == 0 ? NULL : h->last_err);
             if (rc == 0 && created) {
                 rc_metric_dispatched(&x->metrics, h->cq, cluster);
                 LOG_I(LG, "remote workload created", "cluster", cluster, "workload", key);
@@ -870,6 +908,11 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             rc = wl_deactivate(x, &cur);
             break;
         case RC_ACT_EVENT:
+            if (a->value) { /* why.h: rate limited, on the Workload and its job */
+                if (!rc_why_event_allow(x->why, key, (enum rc_why_step)a->value, clk_now_ms()))
+                    break;
+                why_event_on_job(x, h, a);
+            }
             rc_event_emit(x->mgr, cur, a->etype, a->reason, a->message);
             if (strcmp(a->reason, "MultiKueue") == 0)
                 LOG_I(LG, a->message, "workload", key);

@@ -9,11 +9,14 @@
 #include "jsonx.h"
 #include "log.h"
 #include "pack.h"
+#include "qstatus.h"
 #include "quantity.h"
 #include "wlstatus.h"
 
 static const char *LG = "gate";
 static const struct kc_resource WORKLOADS = {"kueue.x-k8s.io", "v1beta2", "workloads", 1};
+static const struct kc_resource CQS = {"kueue.x-k8s.io", "v1beta2", "clusterqueues", 0};
+static const struct kc_resource LQS = {"kueue.x-k8s.io", "v1beta2", "localqueues", 1};
 
 #define ASSUME_MAX_MS 60000 /* an unseen write is trusted this long at most */
 
@@ -175,6 +178,8 @@ struct entry {
     char *key, *created;
     char *current; /* "status|reason|message" of QuotaReserved now */
     char *invalid; /* why the requests cannot be counted, or NULL */
+    char *queue;   /* spec.queueName, for the LocalQueue's status */
+    int admitted;  /* Admitted=True, for the queues' status */
 };
 
 struct collect {
@@ -229,14 +234,17 @@ static int collect_full(struct collect *c, const char *key, json_t *packed, json
     const char *created = jx_str(wl, "metadata.creationTimestamp");
     e->key = strdup(key);
     e->created = strdup(created ? created : "");
+    e->queue = strdup(jx_str(wl, "spec.queueName") ? jx_str(wl, "spec.queueName") : "");
+    e->admitted = rc_cond_true(wl, "Admitted");
     if (asprintf(&e->current, "%s|%s|%s", jx_str(qr, "status") ? jx_str(qr, "status") : "",
                  jx_str(qr, "reason") ? jx_str(qr, "reason") : "",
                  jx_str(qr, "message") ? jx_str(qr, "message") : "") < 0)
         e->current = NULL;
-    if (!e->key || !e->created || !e->current) {
+    if (!e->key || !e->created || !e->current || !e->queue) {
         free(e->key);
         free(e->created);
         free(e->current);
+        free(e->queue);
         c->oom = 1;
         return 1;
     }
@@ -311,6 +319,81 @@ static int mk_check_of_cq(struct rc_ctx *x, const json_t *cqo, char *out, size_t
     return rc;
 }
 
+/* Writes status `patch` (steals) of queue obj; 0 or -1. */
+static int queue_patch(struct rc_ctx *x, const struct kc_resource *res, const json_t *obj,
+                       json_t *patch)
+{
+    struct kc_status st;
+    int rc = kc_patch(x->mgr, res, jx_str(obj, "metadata.namespace"), jx_str(obj, "metadata.name"),
+                      "status", KC_PATCH_MERGE, patch, NULL, NULL, &st);
+    if (rc < 0)
+        LOG_D(LG, "queue status not written", "queue", jx_str(obj, "metadata.name"), "error",
+              st.message);
+    json_decref(patch);
+    return rc < 0 ? -1 : 0;
+}
+
+struct lq_pass {
+    struct rc_ctx *x;
+    const char *cq;
+    const json_t *cqo;
+    const struct rc_res *nominal;
+    const struct rc_qs_item *qs;
+    size_t n;
+    int rc;
+};
+
+static int lq_status(const char *key, json_t *lq, void *ud)
+{
+    (void)key;
+    struct lq_pass *p = ud;
+    const char *cq = jx_str(lq, "spec.clusterQueue");
+    if (!cq || strcmp(cq, p->cq) != 0)
+        return 0;
+    int oom;
+    json_t *usage = rc_queue_usage(p->cqo, p->nominal, p->qs, p->n,
+                                   jx_str(lq, "metadata.namespace"), jx_str(lq, "metadata.name"));
+    json_t *patch = usage ? rc_queue_status_patch(lq, usage, RC_LQ_ACTIVE_MSG, &oom) : NULL;
+    json_decref(usage);
+    if (!usage || (!patch && oom) || (patch && queue_patch(p->x, &LQS, lq, patch) < 0))
+        p->rc = -1;
+    return 0;
+}
+
+/* Issue 13: the ClusterQueue's and its LocalQueues' status as Kueue's core
+ * writes it, from this pass's plan; written only when it changes. */
+static int queue_status(struct rc_ctx *x, const char *cq, const json_t *cqo,
+                        const struct rc_res *nominal, const struct entry *v,
+                        const struct rc_gate_item *items, size_t n)
+{
+    struct rc_qs_item *qs = calloc(n ? n : 1, sizeof(*qs));
+    char(*ns)[64] = calloc(n ? n : 1, sizeof(*ns));
+    int rc = -1, oom;
+    if (!qs || !ns)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        const char *slash = strchr(v[i].key, '/');
+        size_t len = slash ? (size_t)(slash - v[i].key) : 0;
+        snprintf(ns[i], sizeof(ns[i]), "%.*s", (int)(len < sizeof(ns[i]) ? len : 0), v[i].key);
+        qs[i] =
+            (struct rc_qs_item){ns[i], v[i].queue, items[i].reserved, v[i].admitted, &items[i].req};
+    }
+    json_t *usage = rc_queue_usage(cqo, nominal, qs, n, NULL, NULL);
+    json_t *patch = usage ? rc_queue_status_patch(cqo, usage, RC_CQ_ACTIVE_MSG, &oom) : NULL;
+    json_decref(usage);
+    if (!usage || (!patch && oom))
+        goto out;
+    rc = patch ? queue_patch(x, &CQS, cqo, patch) : 0;
+    struct lq_pass p = {x, cq, cqo, nominal, qs, n, 0};
+    kcache_foreach(x->localqueues, NULL, lq_status, &p);
+    if (p.rc < 0)
+        rc = -1;
+out:
+    free(qs);
+    free(ns);
+    return rc;
+}
+
 int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
 {
     long long t0 = clk_now_ms();
@@ -365,6 +448,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
                 continue;
             }
             assume(x, it->key, out);
+            it->reserved = 1; /* for the queues' status below */
             const char *v[] = {cq};
             mt_inc(x->metrics.quota, v, 1);
             char msg[320];
@@ -388,6 +472,8 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
         }
         json_decref(wl);
     }
+    if (queue_status(x, cq, cqo, &nominal, c.v, items, n) < 0)
+        rc = -1;
 out:
     __atomic_store_n(&x->gate_last_ms, (long)(clk_now_ms() - t0), __ATOMIC_RELAXED);
     for (size_t i = 0; i < c.n; i++) {
@@ -396,6 +482,7 @@ out:
         free(c.v[i].created);
         free(c.v[i].current);
         free(c.v[i].invalid);
+        free(c.v[i].queue);
     }
     free(c.v);
     free(c.items);

@@ -30,6 +30,7 @@
 #include "signals.h"
 #include "pack.h"
 #include "probe.h"
+#include "why.h"
 #include "schema.h"
 #include "wlstatus.h"
 #include "workload_create.h"
@@ -207,7 +208,11 @@ static void cq_event(const char *key, json_t *obj, void *ud)
 
 static void cq_update(const char *key, json_t *old, json_t *obj, void *ud)
 {
-    (void)old;
+    /* the gate's own status writes (queue status) come back here: only a
+     * spec change, or a resync (old == obj), needs another pass */
+    if (old != obj &&
+        jx_int(old, "metadata.generation", 0) == jx_int(obj, "metadata.generation", 0))
+        return;
     cq_event(key, obj, ud);
 }
 
@@ -234,6 +239,8 @@ static void lq_add(const char *key, json_t *obj, void *ud)
     const char *ns = jx_str(obj, "metadata.namespace");
     if (a->cfg.mode != RC_MODE_STANDALONE || !ns)
         return;
+    if (jx_str(obj, "spec.clusterQueue")) /* its status (qstatus.h) */
+        rc_enqueue(&a->x, 'q', jx_str(obj, "spec.clusterQueue"));
     for (int k = 0; k < a->x.nkinds; k++) {
         struct ns_jobs n = {a, k};
         kcache_foreach(a->x.jobs[k], ns, enqueue_job, &n);
@@ -592,7 +599,8 @@ static int setup(struct app *a, char *err, size_t errlen)
     x->assumed = smap_new();
     x->drift = smap_new();
     x->lost = smap_new();
-    if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->drift || !x->lost ||
+    x->why = rc_why_new();
+    if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->drift || !x->lost || !x->why ||
         rc_metrics_init(&x->metrics) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -707,11 +715,11 @@ static int setup(struct app *a, char *err, size_t errlen)
     snprintf(selector, sizeof(selector), "%s=%s", MK_ORIGIN_LABEL, a->cfg.origin);
     struct mkcs_watch watches[1 + RC_MAX_KINDS];
     /* remote copies compacted like the manager's (readers unwrap them) */
-    watches[0] =
-        (struct mkcs_watch){{G, V, "workloads", 1}, selector, remote_wl_event, a, rc_pack_remote};
+    watches[0] = (struct mkcs_watch){{G, V, "workloads", 1}, selector, remote_wl_event, a,
+                                     rc_pack_remote,         0};
     for (int k = 0; k < x->nkinds; k++)
-        watches[1 + k] = (struct mkcs_watch){mk_kind_resource(x->kinds[k]), selector,
-                                             remote_job_event, a, rc_pack_remote};
+        watches[1 + k] = (struct mkcs_watch){
+            mk_kind_resource(x->kinds[k]), selector, remote_job_event, a, rc_pack_remote, 0};
     struct kc_options wko = {.qps = a->cfg.worker_qps,
                              .burst = a->cfg.worker_burst,
                              .timeout_ms = a->cfg.worker_timeout_ms,
@@ -776,6 +784,7 @@ static void teardown(struct app *a)
     smap_free(x->drift, json_decref_void);
     smap_free(x->lost, free);
     rc_inflight_free(x->inflight);
+    rc_why_free(x->why);
     rc_metrics_free(&x->metrics);
     pthread_mutex_destroy(&x->mu);
 }

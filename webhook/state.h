@@ -41,4 +41,10 @@ void wh_state_collect(struct wh_state *s, struct wh_metrics *m);
 int wh_state_worker_check(void *ud, const char *cluster, const char *ns, const char *lq,
                           int *has_ns, int *has_lq, char *why, size_t whylen);
 
+/* The preflight's object check on a clusters set (ud, a struct mkcs *):
+ * 1 when the worker's cache has ns/name of that kind, 0 when not, -1 when
+ * the cache is not there or not synced (not checked). */
+int wh_state_object_check(void *ud, const char *cluster, enum wh_ref_kind kind, const char *ns,
+                          const char *name);
+
 #endif

@@ -85,9 +85,22 @@ static int running(const struct mk_kind *k, const json_t *old)
     return 1;
 }
 
+/* Preflight (issue 13): a warning per object the job's pod templates need
+ * that worker cl lacks. Never a denial: the object may be made later. */
+static void preflight(const struct wh_ctx *c, const struct wh_review *r, const char *cl,
+                      const struct wh_refs *refs, struct wh_verdict *v)
+{
+    for (size_t i = 0; i < refs->n; i++) {
+        const struct wh_ref *f = &refs->v[i];
+        if (c->workers.has_object(c->workers.ud, cl, f->kind, r->ns, f->name) == 0)
+            wh_verdict_warn(v, "%s %s/%s does not exist on %s", wh_ref_kind_name(f->kind), r->ns,
+                            f->name, cl);
+    }
+}
+
 /* Checks the workers of a MultiKueue queue; denies naming every missing object. */
-static int check_workers(const struct wh_ctx *c, const struct wh_review *r, const char *queue,
-                         const struct mkq_resolution *res, struct wh_verdict *v)
+static int check_workers(const struct wh_ctx *c, const struct mk_kind *k, const struct wh_review *r,
+                         const char *queue, const struct mkq_resolution *res, struct wh_verdict *v)
 {
     if (!res->clusters) {
         wh_verdict_warn(v, "AdmissionCheck %s: %s; the workers were not checked",
@@ -96,6 +109,8 @@ static int check_workers(const struct wh_ctx *c, const struct wh_review *r, cons
     }
     struct buf missing;
     buf_init(&missing, 64 * 1024);
+    struct wh_refs refs; /* ~17 KB: the server threads' stacks have room */
+    int pre = c->workers.has_object && wh_preflight_refs(k, r->object, &refs) == 0;
     size_t i;
     json_t *name;
     json_array_foreach(res->clusters, i, name)
@@ -124,6 +139,8 @@ static int check_workers(const struct wh_ctx *c, const struct wh_review *r, cons
             buf_printf(&missing, "%snamespace %s does not exist on %s", sep, r->ns, cl);
         else if (!has_lq)
             buf_printf(&missing, "%sLocalQueue %s/%s does not exist on %s", sep, r->ns, queue, cl);
+        else if (pre)
+            preflight(c, r, cl, &refs, v);
     }
     if (missing.len)
         wh_verdict_deny(v, "worker_precondition",
@@ -187,7 +204,7 @@ int wh_validate(const struct wh_ctx *c, const struct mk_kind *k, const struct wh
     else if (q == MKQ_NO_CLUSTERQUEUE)
         wh_verdict_deny(v, "clusterqueue_not_found", "%s", msg);
     else if (q == MKQ_MULTIKUEUE)
-        rc = check_workers(c, r, queue, &res, v);
+        rc = check_workers(c, k, r, queue, &res, v);
     mkq_resolution_clear(&res);
     return rc;
 }

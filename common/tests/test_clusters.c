@@ -45,6 +45,8 @@ struct fake {
     int lists, watches;
     char ns_query[2][512]; /* [0] list, [1] watch */
     char lq_query[2][512];
+    char secrets_accept[2][256]; /* metadata-only watch: Accept of [0] list, [1] watch */
+    int secrets_calls;
 };
 
 static int fake_handler(const struct th_request *req, struct th_response *resp, void *ud)
@@ -53,6 +55,15 @@ static int fake_handler(const struct th_request *req, struct th_response *resp, 
     int watch = strstr(req->query, "watch=1") != NULL;
     int lq = strstr(req->path, "/localqueues") != NULL;
     pthread_mutex_lock(&f->lock);
+    if (strstr(req->path, "/secrets")) { /* no RBAC for it on this worker */
+        const char *a = th_req_header(req, "Accept");
+        snprintf(f->secrets_accept[watch], sizeof(f->secrets_accept[0]), "%s", a ? a : "");
+        f->secrets_calls++;
+        resp->status = 403;
+        resp->body = STATUS_500;
+        pthread_mutex_unlock(&f->lock);
+        return 0;
+    }
     snprintf(lq ? f->lq_query[watch] : f->ns_query[watch], sizeof(f->ns_query[0]), "%s",
              req->target);
     if (f->fail) {
@@ -255,21 +266,24 @@ struct env {
     struct rec r;
     struct mkcs *s;
     struct kcache *mkcs, *secrets;
-    struct mkcs_watch w[2];
+    struct mkcs_watch w[3];
+    size_t nwatches; /* 2, or 3 with the optional metadata-only watch */
 };
 
-static void env_up(struct env *e, const char *kubeconfig_dir)
+static void env_up_n(struct env *e, const char *kubeconfig_dir, size_t nwatches)
 {
     char err[256] = "";
     memset(e, 0, sizeof(*e));
+    e->nwatches = nwatches;
+    e->w[2] = (struct mkcs_watch){{"", "v1", "secrets", 1}, NULL, NULL, NULL, NULL, 1};
     pthread_mutex_init(&e->r.lock, NULL);
-    e->w[0] = (struct mkcs_watch){{"", "v1", "namespaces", 0}, NULL, on_event, &e->r, NULL};
+    e->w[0] = (struct mkcs_watch){{"", "v1", "namespaces", 0}, NULL, on_event, &e->r, NULL, 0};
     e->w[1] = (struct mkcs_watch){
-        {"kueue.x-k8s.io", "v1beta2", "localqueues", 1}, ORIGIN, on_event, &e->r, mark};
+        {"kueue.x-k8s.io", "v1beta2", "localqueues", 1}, ORIGIN, on_event, &e->r, mark, 0};
     struct mkcs_options o = {.secret_namespace = SECRET_NS,
                              .kubeconfig_dir = kubeconfig_dir,
                              .watches = e->w,
-                             .nwatches = 2,
+                             .nwatches = e->nwatches,
                              .client = &CLIENT,
                              .on_state = on_state,
                              .ud = &e->r,
@@ -286,6 +300,11 @@ static void env_up(struct env *e, const char *kubeconfig_dir)
     assert_non_null(e->secrets);
     kcache_set_synced(e->mkcs, 1);
     kcache_set_synced(e->secrets, 1);
+}
+
+static void env_up(struct env *e, const char *kubeconfig_dir)
+{
+    env_up_n(e, kubeconfig_dir, 2);
 }
 
 static void env_down(struct env *e)
@@ -444,6 +463,36 @@ static void test_connects_and_fills_caches(void **unused)
     assert_int_equal(mkcs_conn_connected(c), 0);
     assert_int_equal(kcache_len(mkcs_conn_cache(c, 1)), 1);
     mkcs_put(c);
+    worker_down(&w);
+    free(kc);
+}
+
+/* A metadata_only watch (issue 13's preflight): PartialObjectMetadata asked
+ * for its list and its watch, and optional: refused by the worker (no RBAC),
+ * it leaves the worker connected. */
+static void test_metadata_only_watch_is_optional(void **unused)
+{
+    (void)unused;
+    struct worker w;
+    struct env e;
+    worker_up(&w, 0);
+    env_up_n(&e, NULL, 3);
+    char *kc = kubeconfig(th_url(w.srv), "tok", NULL);
+    put_secret(e.secrets, "w1", "kubeconfig", kc);
+    put_mkc(e.mkcs, "worker-1", "Secret", "w1", 0);
+    sync_(&e);
+    WAIT_FOR(connected(&e, "worker-1"), 5000);
+    WAIT_FOR(fake_int(&w, &w.f.secrets_calls) >= 2, 5000); /* refused, and tried again */
+    assert_true(connected(&e, "worker-1"));
+    assert_string_equal(state(&e, "worker-1").message, "Connected");
+    struct mkcs_conn *c = mkcs_get(e.s, "worker-1");
+    assert_true(mkcs_conn_connected(c));
+    assert_false(kcache_synced(mkcs_conn_cache(c, 2))); /* readers see it is not there */
+    mkcs_put(c);
+    pthread_mutex_lock(&w.f.lock);
+    assert_string_equal(w.f.secrets_accept[0], KC_ACCEPT_METADATA_LIST);
+    pthread_mutex_unlock(&w.f.lock);
+    env_down(&e);
     worker_down(&w);
     free(kc);
 }
@@ -824,6 +873,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_connects_and_fills_caches),
+        cmocka_unit_test(test_metadata_only_watch_is_optional),
         cmocka_unit_test(test_bad_kubeconfigs),
         cmocka_unit_test(test_secret_change_restarts),
         cmocka_unit_test(test_removed_cluster),

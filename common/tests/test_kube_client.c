@@ -951,6 +951,30 @@ static void test_stream_chunks(void **state)
     env_down(&e);
 }
 
+/* Metadata-only informers (issue 13): the apiserver refuses a list asked as
+ * PartialObjectMetadata and closes a watch asked as a List, so lists and
+ * streams carry their own Accept. */
+static void test_accept_metadata(void **state)
+{
+    (void)state;
+    struct env e;
+    struct kc_options o = {.accept = KC_ACCEPT_METADATA_LIST, .accept_stream = KC_ACCEPT_METADATA};
+    env_up(&e, NULL, &o);
+    th_push_json(e.s, 200, "{\"kind\":\"PartialObjectMetadataList\",\"items\":[]}");
+    assert_int_equal(kc_list(e.c, &PODS, NULL, NULL, NULL, NULL), KC_OK);
+    const char *chunks[] = {"{\"type\":\"ADDED\"}\n"};
+    struct th_response r = {.chunks = chunks, .nchunks = 1};
+    th_push(e.s, &r);
+    struct sink s = {0};
+    buf_init(&s.data, 0);
+    struct kc_status st;
+    assert_int_equal(kc_stream(e.c, "/api/v1/pods", "watch=1", 10, NULL, on_data, &s, &st), KC_OK);
+    assert_string_equal(th_req_header(th_request_at(e.s, 0), "Accept"), KC_ACCEPT_METADATA_LIST);
+    assert_string_equal(th_req_header(th_request_at(e.s, 1), "Accept"), KC_ACCEPT_METADATA);
+    buf_free(&s.data);
+    env_down(&e);
+}
+
 struct stopper {
     struct th_server *s;
     volatile int *stop;
@@ -1170,6 +1194,7 @@ int main(void)
         cmocka_unit_test(test_qps_limiter),
         cmocka_unit_test(test_concurrent_requests),
         cmocka_unit_test(test_stream_chunks),
+        cmocka_unit_test(test_accept_metadata),
         cmocka_unit_test(test_stream_stop),
         cmocka_unit_test(test_stream_callback_stop),
         cmocka_unit_test(test_stream_http_error),

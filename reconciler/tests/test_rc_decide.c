@@ -86,8 +86,8 @@ static void setup_obs(struct fixture *f, json_t *wl)
     f->o.managed_by_honoured = 1;
     f->o.remotes = f->r;
     f->o.nremotes = 2;
-    f->r[0] = (struct rc_remote){"worker-1", 1, 1, 0, NULL, NULL, NULL};
-    f->r[1] = (struct rc_remote){"worker-2", 1, 1, 0, NULL, NULL, NULL};
+    f->r[0] = (struct rc_remote){.cluster = "worker-1", .in_config = 1, .available = 1};
+    f->r[1] = (struct rc_remote){.cluster = "worker-2", .in_config = 1, .available = 1};
     f->nominated = json_pack("[s,s]", "worker-1", "worker-2");
     f->o.nominated = f->nominated;
     f->o.dispatcher_writes = 1;

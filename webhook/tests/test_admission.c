@@ -22,7 +22,8 @@ struct fake_worker {
     const char *name;
     int state;
     const char *namespaces[4];
-    const char *queues[4]; /* "ns/name" */
+    const char *queues[4];  /* "ns/name" */
+    const char *objects[8]; /* preflight: "PVC ml-demo/dataset"; "?" first = cannot tell */
 };
 
 struct fixture {
@@ -123,7 +124,7 @@ static int setup(void **state)
             .queues = {"ml-demo/team-a", "defns/default"},
         };
     }
-    f->ctx.workers = (struct wh_workers){fake_check, f};
+    f->ctx.workers = (struct wh_workers){fake_check, f, NULL};
     f->reg = mt_registry_new();
     assert_int_equal(wh_metrics_register(f->reg, &f->m), 0);
     f->adm = (struct wh_admitter){&f->ctx, &f->m, 0, NULL, 0, NULL};
@@ -146,6 +147,26 @@ static int teardown(void **state)
 }
 
 /* ---- helpers --------------------------------------------------------------- */
+
+static int fake_has_object(void *ud, const char *cluster, enum wh_ref_kind kind, const char *ns,
+                           const char *name)
+{
+    struct fixture *f = ud;
+    char key[600];
+    snprintf(key, sizeof(key), "%s %s/%s", wh_ref_kind_name(kind), ns, name);
+    for (int i = 0; i < 2; i++) {
+        struct fake_worker *w = &f->workers[i];
+        if (strcmp(w->name, cluster) != 0)
+            continue;
+        if (w->objects[0] && strcmp(w->objects[0], "?") == 0)
+            return -1;
+        for (int j = 0; j < 8 && w->objects[j]; j++)
+            if (strcmp(w->objects[j], key) == 0)
+                return 1;
+        return 0;
+    }
+    return -1;
+}
 
 static json_t *parse(const char *s)
 {
@@ -610,6 +631,60 @@ static void test_validate_every_kind_preconditions(void **state)
         answer_free(&a);
         json_decref(obj);
     }
+}
+
+/* Preflight (issue 13): what the pod templates need, per worker, as warnings. */
+static void test_validate_preflight_warnings(void **state)
+{
+    struct fixture *f = *state;
+    f->ctx.workers.has_object = fake_has_object;
+    const struct mk_kind *job = mk_kind_by_gvk("batch/v1", "Job");
+    json_t *obj = job_of(job, NS, "team-a");
+    jx_set(obj, "spec.template",
+           parse("{\"spec\":{\"serviceAccountName\":\"trainer\","
+                 "\"imagePullSecrets\":[{\"name\":\"regcred\"}],"
+                 "\"volumes\":[{\"name\":\"d\",\"persistentVolumeClaim\":{\"claimName\":"
+                 "\"dataset\"}},{\"name\":\"o\",\"configMap\":{\"name\":\"opt\","
+                 "\"optional\":true}},{\"name\":\"p\",\"projected\":{\"sources\":[{"
+                 "\"secret\":{\"name\":\"token\"}}]}}],"
+                 "\"containers\":[{\"name\":\"c\",\"envFrom\":[{\"configMapRef\":{"
+                 "\"name\":\"settings\"}}],\"env\":[{\"name\":\"K\",\"valueFrom\":{"
+                 "\"secretKeyRef\":{\"name\":\"regcred\",\"key\":\"k\"}}}]}]}}"));
+    struct wh_refs refs;
+    assert_int_equal(wh_preflight_refs(job, obj, &refs), 0);
+    assert_int_equal(refs.n, 5); /* the optional ConfigMap skipped, regcred once */
+    /* worker-2 has all of it; worker-1 only the ServiceAccount */
+    struct fake_worker *w1 = &f->workers[0], *w2 = &f->workers[1];
+    w1->objects[0] = "ServiceAccount ml-demo/trainer";
+    const char *all[] = {"PVC ml-demo/dataset", "Secret ml-demo/regcred", "Secret ml-demo/token",
+                         "ConfigMap ml-demo/settings", "ServiceAccount ml-demo/trainer"};
+    for (int i = 0; i < 5; i++)
+        w2->objects[i] = all[i];
+    struct answer a = call(f, 0, "CREATE", job, obj, NULL, NS);
+    assert_true(allowed(&a)); /* never blocking */
+    assert_true(has_warning(&a, "PVC ml-demo/dataset does not exist on worker-1"));
+    assert_true(has_warning(&a, "Secret ml-demo/regcred does not exist on worker-1"));
+    assert_true(has_warning(&a, "Secret ml-demo/token does not exist on worker-1"));
+    assert_true(has_warning(&a, "ConfigMap ml-demo/settings does not exist on worker-1"));
+    assert_false(has_warning(&a, "worker-2"));
+    assert_false(has_warning(&a, "ServiceAccount"));
+    assert_false(has_warning(&a, "opt"));
+    assert_int_equal(json_array_size(json_object_get(a.resp, "warnings")), 4);
+    answer_free(&a);
+    /* a worker whose caches cannot tell is not warned about */
+    w1->objects[0] = "?";
+    a = call(f, 0, "CREATE", job, obj, NULL, NS);
+    assert_true(allowed(&a));
+    assert_null(json_object_get(a.resp, "warnings"));
+    answer_free(&a);
+    /* a denied job (LocalQueue missing there) gets the denial, not the preflight */
+    w1->objects[0] = NULL;
+    w1->queues[0] = "ml-demo/other";
+    a = call(f, 0, "CREATE", job, obj, NULL, NS);
+    assert_false(allowed(&a));
+    assert_false(has_warning(&a, "does not exist on worker-1"));
+    answer_free(&a);
+    json_decref(obj);
 }
 
 static void test_validate_workers(void **state)
@@ -1157,6 +1232,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mutate_template_update, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validate_every_kind_preconditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validate_workers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_validate_preflight_warnings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validate_queue_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validate_not_synced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unlabelled_allowed_not_synced, setup, teardown),

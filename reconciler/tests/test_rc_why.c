@@ -1,0 +1,337 @@
+/* Why a Workload is Pending (why.h): the messages as pure functions of the
+ * observation, the plan that writes them (decide.c), and the Events' limit. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../decide.h"
+#include "../why.h"
+#include "../wlstatus.h"
+#include "jsonx.h"
+#include "kinds/adapters.h"
+
+#define T0  "2024-01-01T00:00:00Z"
+#define NOW "2024-01-01T01:00:00Z"
+
+static void set_cond(json_t *obj, const char *type, const char *status, const char *reason,
+                     const char *msg)
+{
+    json_t *c = rc_conds_with(jx_get(obj, "status.conditions"), type, status, reason, msg, T0);
+    assert_non_null(c);
+    assert_int_equal(jx_set(obj, "status.conditions", c), 0);
+}
+
+static json_t *manager_wl(int reserved, const char *check_msg)
+{
+    json_t *wl =
+        json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:[{s:s,s:s,s:s,s:s,s:b}]},"
+                  "s:{s:s,s:i,s:[{s:s,s:i,s:{}}]},s:{s:[{s:s,s:s,s:s,s:s}]}}",
+                  "apiVersion", "kueue.x-k8s.io/v1beta2", "kind", "Workload", "metadata", "name",
+                  "job-a-12345", "namespace", "ns", "uid", "wl-uid", "resourceVersion", "10",
+                  "ownerReferences", "apiVersion", "batch/v1", "kind", "Job", "name", "a", "uid",
+                  "job-uid", "controller", 1, "spec", "queueName", "team-a", "priority", 0,
+                  "podSets", "name", "main", "count", 1, "template", "status", "admissionChecks",
+                  "name", "mk", "state", "Pending", "message", check_msg, "lastTransitionTime", T0);
+    assert_non_null(wl);
+    if (reserved)
+        set_cond(wl, "QuotaReserved", "True", "QuotaReserved", "Quota reserved");
+    return wl;
+}
+
+static json_t *copy_of(const json_t *mgr)
+{
+    json_t *r = json_pack("{s:{s:s,s:s,s:s},s:O}", "metadata", "name", "job-a-12345", "namespace",
+                          "ns", "uid", "remote-uid", "spec", jx_get(mgr, "spec"));
+    assert_non_null(r);
+    return r;
+}
+
+struct fx {
+    struct rc_obs o;
+    struct rc_remote r[2];
+    json_t *nominated;
+    json_t *job;
+    struct rc_plan plan;
+};
+
+static void setup(struct fx *f, json_t *wl)
+{
+    memset(f, 0, sizeof(*f));
+    f->o.wl = wl;
+    f->o.check = "mk";
+    f->o.kind = &mk_kind_job;
+    f->job = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s}}", "apiVersion", "batch/v1", "kind", "Job",
+                       "metadata", "name", "a", "namespace", "ns", "uid", "job-uid", "spec",
+                       "managedBy", MK_MANAGED_BY);
+    f->o.job = f->job;
+    f->o.managed = 1;
+    f->o.managed_by_honoured = 1;
+    f->o.remotes = f->r;
+    f->o.nremotes = 2;
+    f->r[0] = (struct rc_remote){.cluster = "worker-1", .in_config = 1, .available = 1};
+    f->r[1] = (struct rc_remote){.cluster = "worker-2", .in_config = 1, .available = 1};
+    f->nominated = json_pack("[s,s]", "worker-1", "worker-2");
+    f->o.nominated = f->nominated;
+    f->o.dispatcher_writes = 1;
+    f->o.dispatcher_requeue_ms = -1;
+    f->o.mode = RC_MODE_STANDALONE;
+    f->o.worker_lost_timeout_ms = 20000;
+    f->o.resync_ms = 300000;
+    f->o.now = NOW;
+    f->o.explain = 1;
+}
+
+static void teardown(struct fx *f)
+{
+    rc_plan_clear(&f->plan);
+    for (int i = 0; i < 2; i++)
+        json_decref(f->r[i].wl);
+    json_decref(f->o.wl);
+    json_decref(f->job);
+    json_decref(f->nominated);
+}
+
+/* The check's message the plan writes, or NULL when it writes none. */
+static const char *planned_message(struct fx *f)
+{
+    rc_plan_clear(&f->plan);
+    rc_decide(&f->o, &f->plan);
+    for (size_t i = 0; i < f->plan.n; i++) {
+        json_t *checks = json_object_get(f->plan.acts[i].patch, "admissionChecks");
+        if (f->plan.acts[i].type == RC_ACT_WL_STATUS && checks)
+            return jx_str(json_array_get(checks, 0), "message");
+    }
+    return NULL;
+}
+
+static void test_waiting_for_manager_quota(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup(&f, manager_wl(0, ""));
+    /* not looked at by the gate yet: nothing to say, no write */
+    set_cond(f.o.wl, "QuotaReserved", "False", "PendingEvaluation", "Waiting for the quota gate");
+    assert_null(planned_message(&f));
+    set_cond(f.o.wl, "QuotaReserved", "False", "WaitingForQuota",
+             "Waiting for quota: ClusterQueue cq: 8 of 8 nvidia.com/gpu in use, the workload "
+             "requests 2");
+    assert_string_equal(planned_message(&f), "Waiting for quota on the manager: ClusterQueue cq: 8 "
+                                             "of 8 nvidia.com/gpu in use, the workload requests 2");
+    const struct rc_act *ev = rc_plan_find(&f.plan, RC_ACT_EVENT);
+    assert_non_null(ev);
+    assert_string_equal(ev->reason, RC_WHY_REASON);
+    assert_int_equal(ev->value, RC_WHY_QUOTA);
+    /* Kueue's own words (with-kueue) are kept whole */
+    f.o.mode = RC_MODE_WITH_KUEUE;
+    set_cond(f.o.wl, "QuotaReserved", "False", "Pending",
+             "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor "
+             "default, request > maximum capacity (5 > 4)");
+    assert_string_equal(planned_message(&f),
+                        "Waiting for quota on the manager: couldn't assign flavors to pod set "
+                        "main: insufficient quota for cpu in flavor default, request > maximum "
+                        "capacity (5 > 4)");
+    teardown(&f);
+}
+
+static void test_quota_message_written_once_and_kueue_text_kept(void **state)
+{
+    (void)state;
+    struct fx f;
+    const char *m = "Waiting for quota on the manager: ClusterQueue cq: 4 of 4 cpu in use, the "
+                    "workload requests 1";
+    setup(&f, manager_wl(0, m));
+    set_cond(f.o.wl, "QuotaReserved", "False", "WaitingForQuota",
+             "Waiting for quota: ClusterQueue cq: 4 of 4 cpu in use, the workload requests 1");
+    assert_null(planned_message(&f)); /* already says so: no write per reconcile */
+    assert_null(rc_plan_find(&f.plan, RC_ACT_EVENT));
+    teardown(&f);
+    /* an eviction's QuotaReserved text is Kueue's: nothing of ours */
+    setup(&f, manager_wl(0, "Reset to Pending after eviction. Previously: Retry"));
+    set_cond(f.o.wl, "QuotaReserved", "False", "Pending",
+             "Evicted due to AdmissionCheck in Retry state: \"mk\" (Reserving remote lost)");
+    assert_null(planned_message(&f));
+    /* once the gate says it waits for quota, that replaces Kueue's reset text */
+    set_cond(f.o.wl, "QuotaReserved", "False", "WaitingForQuota",
+             "Waiting for quota: ClusterQueue cq: 4 of 4 cpu in use, the workload requests 1");
+    assert_string_equal(planned_message(&f), m);
+    teardown(&f);
+    /* another controller's message is never replaced */
+    setup(&f, manager_wl(0, "Something else said this"));
+    set_cond(f.o.wl, "QuotaReserved", "False", "WaitingForQuota", "Waiting for quota: x");
+    assert_null(planned_message(&f));
+    teardown(&f);
+}
+
+static void test_no_usable_worker_names_each(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup(&f, manager_wl(1, ""));
+    char d0[320], d1[320];
+    rc_why_down("ClientConnectionFailed",
+                "dial tcp 127.0.0.1:1: connect: connection refused; "
+                "connection attempts: 7",
+                d0, sizeof(d0));
+    assert_string_equal(
+        d0, "ClientConnectionFailed: dial tcp 127.0.0.1:1: connect: connection refused");
+    rc_why_down("InsecureKubeConfig",
+                "insecure TLS verification is not allowed for cluster worker-2", d1, sizeof(d1));
+    f.r[0].available = 0;
+    f.r[0].down = d0;
+    f.r[1].available = 0;
+    f.r[1].down = d1;
+    assert_string_equal(planned_message(&f),
+                        "No usable worker: worker-1: not connected (ClientConnectionFailed: dial "
+                        "tcp 127.0.0.1:1: connect: connection refused); worker-2: not connected "
+                        "(InsecureKubeConfig: insecure TLS verification is not allowed for "
+                        "cluster worker-2)");
+    const struct rc_act *ev = rc_plan_find(&f.plan, RC_ACT_EVENT);
+    assert_string_equal(ev->etype, "Warning");
+    assert_int_equal(ev->value, RC_WHY_NO_WORKER);
+    /* the message comes before anything that may fail */
+    assert_int_equal(f.plan.acts[0].type, RC_ACT_WL_STATUS);
+    teardown(&f);
+    setup(&f, manager_wl(1, ""));
+    f.o.nremotes = 0;
+    assert_string_equal(planned_message(&f),
+                        "No usable worker: the MultiKueueConfig lists no clusters");
+    teardown(&f);
+}
+
+static void test_workers_answers(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup(&f, manager_wl(1, ""));
+    /* copies made, not looked at yet: the happy path writes nothing */
+    f.r[0].wl = copy_of(f.o.wl);
+    f.r[1].wl = copy_of(f.o.wl);
+    assert_null(planned_message(&f));
+    set_cond(f.r[0].wl, "QuotaReserved", "False", "Pending",
+             "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor "
+             "default, request > maximum capacity (5 > 4)");
+    set_cond(f.r[1].wl, "QuotaReserved", "False", "Inadmissible",
+             "LocalQueue team-a doesn't exist");
+    assert_string_equal(planned_message(&f),
+                        "Waiting for a worker to admit it: worker-1: couldn't assign flavors to "
+                        "pod set main: insufficient quota for cpu in flavor default, request > "
+                        "maximum capacity (5 > 4) (Pending); worker-2: LocalQueue team-a doesn't "
+                        "exist (Inadmissible)");
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_EVENT)->value, RC_WHY_WORKERS);
+    teardown(&f);
+}
+
+static void test_create_error_and_transients(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup(&f, manager_wl(1, ""));
+    f.r[0].create_err = "namespaces \"ns\" not found";
+    f.r[1].available = 0;
+    f.r[1].down = "unreachable";
+    assert_string_equal(planned_message(&f),
+                        "Waiting for a worker to admit it: worker-1: the copy could not be "
+                        "created: namespaces \"ns\" not found; worker-2: not connected "
+                        "(unreachable)");
+    /* the message goes before the create that may fail again */
+    assert_int_equal(f.plan.acts[0].type, RC_ACT_WL_STATUS);
+    teardown(&f);
+    /* a stale message of ours is brought up to date, even to a transient one */
+    setup(&f, manager_wl(1, "No usable worker: worker-1: not connected (unreachable)"));
+    assert_string_equal(planned_message(&f), "Waiting for a worker to admit it: worker-1: copy "
+                                             "being created; worker-2: copy being created");
+    teardown(&f);
+    /* off: the plans of the step tests */
+    setup(&f, manager_wl(1, ""));
+    f.o.explain = 0;
+    f.r[0].available = 0;
+    f.r[1].available = 0;
+    assert_null(planned_message(&f));
+    teardown(&f);
+}
+
+static void test_ready_and_drift_keep_their_texts(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup(&f, manager_wl(1, ""));
+    f.r[0].wl = copy_of(f.o.wl);
+    set_cond(f.r[0].wl, "QuotaReserved", "True", "QuotaReserved", "ok");
+    set_cond(f.r[0].wl, "Admitted", "True", "Admitted", "The workload is admitted");
+    assert_string_equal(planned_message(&f), "The workload got reservation on \"worker-1\"");
+    teardown(&f);
+}
+
+static void test_truncation_is_bounded(void **state)
+{
+    (void)state;
+    char s[64];
+    memset(s, 'a', sizeof(s) - 1);
+    s[sizeof(s) - 1] = '\0';
+    rc_why_truncate(s, 20);
+    assert_int_equal(strlen(s), 19);
+    assert_string_equal(s + 15, " ...");
+    /* never inside a UTF-8 sequence */
+    char u[32] = "abcdefghijklmn\xc3\xa9xyzXYZ";
+    rc_why_truncate(u, 20);
+    assert_string_equal(u, "abcdefghijklmn ...");
+    /* a long worker message: each part and the whole stay in their caps */
+    struct fx f;
+    setup(&f, manager_wl(1, ""));
+    char big[2000];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    f.r[0].wl = copy_of(f.o.wl);
+    f.r[1].wl = copy_of(f.o.wl);
+    set_cond(f.r[0].wl, "QuotaReserved", "False", "Pending", big);
+    set_cond(f.r[1].wl, "QuotaReserved", "False", "Pending", big);
+    const char *m = planned_message(&f);
+    assert_non_null(m);
+    assert_true(strlen(m) < RC_WHY_MAX);
+    assert_non_null(strstr(m, "worker-2: "));
+    teardown(&f);
+}
+
+static void test_event_rate_limit(void **state)
+{
+    (void)state;
+    struct rc_why *w = rc_why_new();
+    assert_non_null(w);
+    assert_true(rc_why_event_allow(w, "ns/a", RC_WHY_WORKERS, 1000));
+    assert_false(rc_why_event_allow(w, "ns/a", RC_WHY_WORKERS, 2000));  /* same step, soon */
+    assert_true(rc_why_event_allow(w, "ns/b", RC_WHY_WORKERS, 2000));   /* another Workload */
+    assert_true(rc_why_event_allow(w, "ns/a", RC_WHY_NO_WORKER, 3000)); /* the step changed */
+    assert_false(
+        rc_why_event_allow(w, "ns/a", RC_WHY_NO_WORKER, 3000 + RC_WHY_EVENT_PERIOD_MS - 1));
+    assert_true(rc_why_event_allow(w, "ns/a", RC_WHY_NO_WORKER, 3000 + RC_WHY_EVENT_PERIOD_MS));
+    /* create errors: remembered per Workload and cluster, forgotten on success */
+    char e[RC_WHY_ERR_MAX];
+    assert_int_equal(rc_why_create_error(w, "ns/a", "worker-1", e, sizeof(e)), 0);
+    rc_why_create_result(w, "ns/a", "worker-1", "namespaces \"ns\" not found");
+    assert_int_equal(rc_why_create_error(w, "ns/a", "worker-1", e, sizeof(e)), 1);
+    assert_string_equal(e, "namespaces \"ns\" not found");
+    assert_int_equal(rc_why_create_error(w, "ns/a", "worker-2", e, sizeof(e)), 0);
+    rc_why_create_result(w, "ns/a", "worker-1", NULL);
+    assert_int_equal(rc_why_create_error(w, "ns/a", "worker-1", e, sizeof(e)), 0);
+    rc_why_free(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_waiting_for_manager_quota),
+        cmocka_unit_test(test_quota_message_written_once_and_kueue_text_kept),
+        cmocka_unit_test(test_no_usable_worker_names_each),
+        cmocka_unit_test(test_workers_answers),
+        cmocka_unit_test(test_create_error_and_transients),
+        cmocka_unit_test(test_ready_and_drift_keep_their_texts),
+        cmocka_unit_test(test_truncation_is_bounded),
+        cmocka_unit_test(test_event_rate_limit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
