@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "admissioncheck.h"
+#include "errf.h"
 #include "clock.h"
 #include "cluster_status.h"
 #include "config.h"
@@ -592,8 +593,7 @@ static int setup(struct app *a, char *err, size_t errlen)
     x->lost = smap_new();
     if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->drift || !x->lost ||
         rc_metrics_init(&x->metrics) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < a->cfg.nintegrations; i++) {
         char why[256];
@@ -623,8 +623,7 @@ static int setup(struct app *a, char *err, size_t errlen)
     }
     x->queue = wq_new(&(struct wq_options){.base_delay_ms = 200, .max_delay_ms = 60000});
     if (!x->queue) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
 
     /* A kind whose CRD the manager does not serve is left out: watching it
@@ -677,22 +676,19 @@ static int setup(struct app *a, char *err, size_t errlen)
                      &mkh, 0) < 0 ||
         add_informer(a, (struct kc_resource){"scheduling.k8s.io", "v1", "priorityclasses", 0}, NULL,
                      &x->priorityclasses, NULL, 1) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     for (int k = 0; k < x->nkinds; k++) {
         a->kud[k] = (struct kind_ud){a, k};
         const struct kcache_handlers jh = {job_add, job_update, job_delete, &a->kud[k]};
         if (add_informer(a, mk_kind_resource(x->kinds[k]), NULL, &x->jobs[k], &jh,
                          strcmp(x->kinds[k]->group, "batch") != 0) < 0) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
+            return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         }
     }
     /* kubeconfig Secrets: read by name (kube_secrets.h), not listed */
     if (!(x->secrets = kcache_new()) || kcache_add_handlers(x->secrets, &sch) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     x->q = (struct mkq_caches){x->localqueues, x->clusterqueues, x->admissionchecks, x->mkconfigs,
                                x->mkclusters};

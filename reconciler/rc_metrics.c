@@ -1,4 +1,5 @@
 #include "rc_metrics.h"
+#include "errf.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -162,7 +163,7 @@ struct rc_http *rc_http_start(const char *addr, struct rc_metrics *m, int (*read
 {
     const char *colon = strrchr(addr, ':');
     if (!colon) {
-        snprintf(err, errlen, "metrics address %s: want host:port", addr);
+        errf(err, errlen, MK_ERR_INVAL, "metrics address %s: want host:port", addr);
         return NULL;
     }
     char host[64];
@@ -170,7 +171,7 @@ struct rc_http *rc_http_start(const char *addr, struct rc_metrics *m, int (*read
     char *end;
     long port = strtol(colon + 1, &end, 10);
     if (*end || port < 0 || port > 65535) {
-        snprintf(err, errlen, "metrics address %s: bad port", addr);
+        errf(err, errlen, MK_ERR_INVAL, "metrics address %s: bad port", addr);
         return NULL;
     }
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -179,12 +180,12 @@ struct rc_http *rc_http_start(const char *addr, struct rc_metrics *m, int (*read
     else if (strcmp(host, "localhost") == 0)
         sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     else if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-        snprintf(err, errlen, "metrics address %s: an IPv4 address is needed", addr);
+        errf(err, errlen, MK_ERR_INVAL, "metrics address %s: an IPv4 address is needed", addr);
         return NULL;
     }
     struct rc_http *h = calloc(1, sizeof(*h));
     if (!h) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         return NULL;
     }
     h->m = m;
@@ -196,7 +197,7 @@ struct rc_http *rc_http_start(const char *addr, struct rc_metrics *m, int (*read
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
     if (!h->d) {
-        snprintf(err, errlen, "cannot listen on %s", addr);
+        errf(err, errlen, MK_ERR_INVAL, "cannot listen on %s", addr);
         free(h);
         return NULL;
     }

@@ -1,4 +1,5 @@
 #include "server.h"
+#include "errf.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -341,7 +342,7 @@ struct wh_server *wh_server_start(const struct wh_server_opts *o, char *err, siz
 {
     struct wh_server *s = calloc(1, sizeof(*s));
     if (!s) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         return NULL;
     }
     s->o = *o;
@@ -372,11 +373,11 @@ struct wh_server *wh_server_start(const struct wh_server_opts *o, char *err, siz
         sa = (struct sockaddr *)&in6;
         flags |= MHD_USE_IPv6;
     } else {
-        snprintf(err, errlen, "bind address %s is not an IPv4 or IPv6 address", bind);
+        errf(err, errlen, MK_ERR_INVAL, "bind address %s is not an IPv4 or IPv6 address", bind);
         goto fail;
     }
     if (o->port < 0 || o->port > 65535) {
-        snprintf(err, errlen, "port %d out of range", o->port);
+        errf(err, errlen, MK_ERR_INVAL, "port %d out of range", o->port);
         goto fail;
     }
     /* Options that depend on the configuration, passed as one array. */
@@ -409,13 +410,13 @@ struct wh_server *wh_server_start(const struct wh_server_opts *o, char *err, siz
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
         MHD_OPTION_ARRAY, extra, MHD_OPTION_END);
     if (!s->d) {
-        snprintf(err, errlen, "cannot serve on %s:%d (address in use, or TLS setup failed)", bind,
-                 o->port);
+        errf(err, errlen, MK_ERR_INVAL,
+             "cannot serve on %s:%d (address in use, or TLS setup failed)", bind, o->port);
         goto fail_locks;
     }
     int rc = pthread_create(&s->sweep, NULL, sweep_main, s);
     if (rc != 0) {
-        snprintf(err, errlen, "cannot start the deadline thread: %s", strerror(rc));
+        errf(err, errlen, MK_ERR_INVAL, "cannot start the deadline thread: %s", strerror(rc));
         MHD_stop_daemon(s->d);
         goto fail_locks;
     }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "jsonx.h"
+#include "errf.h"
 #include "kinds/adapters.h"
 #include "kinds/kinds.h"
 #include "kinds/podset.h"
@@ -18,8 +19,8 @@ static int pod_pod_sets(const json_t *pod, json_t *out, char *err, size_t errlen
 static int deployment_pod_sets(const json_t *d, json_t *out, char *err, size_t errlen)
 {
     (void)d, (void)out;
-    snprintf(err, errlen, "a Deployment has no Workload: each of its pods is dispatched alone");
-    return -1;
+    return errf(err, errlen, MK_ERR_INVAL,
+                "a Deployment has no Workload: each of its pods is dispatched alone");
 }
 
 const struct mk_kind mk_kind_pod = {
