@@ -95,7 +95,7 @@ static int check_workers(const struct wh_ctx *c, const struct wh_review *r, cons
         return 0;
     }
     struct buf missing;
-    buf_init(&missing, 64 * 1024);
+    buf_init(&missing, BUF_CAP_MESSAGE);
     size_t i;
     json_t *name;
     json_array_foreach(res->clusters, i, name)

@@ -934,7 +934,7 @@ static void test_stream_chunks(void **state)
     struct th_response r = {.chunks = chunks, .nchunks = 3, .chunk_delay_ms = 30};
     th_push(e.s, &r);
     struct sink s = {0};
-    buf_init(&s.data, 0);
+    buf_init(&s.data, BUF_CAP_REPLY);
     struct kc_status st;
     volatile int stop = 0;
     assert_int_equal(
@@ -982,7 +982,7 @@ static void test_stream_stop(void **state)
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, stopper_main, &sp), 0);
     struct sink s = {0};
-    buf_init(&s.data, 0);
+    buf_init(&s.data, BUF_CAP_REPLY);
     struct kc_status st;
     int rc = kc_stream(e.c, "/api/v1/pods", "watch=1", 0, &stop, on_data, &s, &st);
     long long done = th_now_ms();
@@ -1003,7 +1003,7 @@ static void test_stream_callback_stop(void **state)
     struct th_response r = {.chunks = chunks, .nchunks = 3, .chunk_delay_ms = 20, .hold_ms = 5000};
     th_push(e.s, &r);
     struct sink s = {.stop_after = 2};
-    buf_init(&s.data, 0);
+    buf_init(&s.data, BUF_CAP_REPLY);
     struct kc_status st;
     long long t0 = th_now_ms();
     assert_int_equal(kc_stream(e.c, "/w", NULL, 0, NULL, on_data, &s, &st), MK_ERR_STOPPED);
@@ -1021,7 +1021,7 @@ static void test_stream_http_error(void **state)
     env_up(&e, NULL, NULL);
     th_push_json(e.s, 410, STATUS(410, "Expired", "too old resource version: 5 (10)"));
     struct sink s = {0};
-    buf_init(&s.data, 0);
+    buf_init(&s.data, BUF_CAP_REPLY);
     struct kc_status st;
     assert_int_equal(kc_stream(e.c, "/api/v1/pods", "watch=1", 5, NULL, on_data, &s, &st),
                      MK_ERR_HTTP);
@@ -1042,7 +1042,7 @@ static void test_stream_timeout(void **state)
     th_push(e.s, &r);
     th_live_send(e.s, "{}\n");
     struct sink s = {0};
-    buf_init(&s.data, 0);
+    buf_init(&s.data, BUF_CAP_REPLY);
     struct kc_status st;
     long long t0 = th_now_ms();
     assert_int_equal(kc_stream(e.c, "/w", NULL, 1, NULL, on_data, &s, &st), MK_ERR_TRANSPORT);
@@ -1064,7 +1064,7 @@ static void test_stream_live_end(void **state)
     th_live_send(e.s, "a\n");
     th_live_end(e.s);
     struct sink s = {0};
-    buf_init(&s.data, 0);
+    buf_init(&s.data, BUF_CAP_REPLY);
     assert_int_equal(kc_stream(e.c, "/w", NULL, 5, NULL, on_data, &s, NULL), MK_OK);
     assert_string_equal(buf_cstr(&s.data), "a\n");
     buf_free(&s.data);

@@ -60,7 +60,7 @@ static void test_escaping(void **state)
     assert_round_trip(doc, p);
 
     struct buf b;
-    buf_init(&b, 0);
+    buf_init(&b, BUF_CAP_JSON_PTR);
     jp_append_token(&b, "~1/");
     jp_append_token(&b, "");
     assert_string_equal(buf_cstr(&b), "/~01~1/");

@@ -239,7 +239,7 @@ static CURLcode request(CURL *h, const char *ca, const char *url, const char *ct
                         const char *body, size_t chunked, struct resp *r)
 {
     memset(r, 0, sizeof(*r));
-    buf_init(&r->body, 0);
+    buf_init(&r->body, BUF_CAP_REPLY);
     curl_easy_reset(h);
     curl_easy_setopt(h, CURLOPT_URL, url);
     if (ca)
@@ -444,7 +444,7 @@ static void test_cert_reload(void **state)
     assert_int_equal(wh_certs_refresh(f->certs, 1, err, sizeof(err)), 0); /* not retried */
     /* metrics export the expiry and the loads */
     struct buf out;
-    buf_init(&out, 0);
+    buf_init(&out, BUF_CAP_REPLY);
     const char *ct;
     assert_int_equal(wh_app_ops_handle(&f->app, "/metrics", NULL, 0, &out, &ct), 200);
     assert_non_null(strstr(buf_cstr(&out), "mkueue_webhook_serving_cert_expiry_seconds 4"));
