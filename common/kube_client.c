@@ -463,9 +463,10 @@ int kc_setup_status(CURLcode e)
     return e == CURLE_OK ? 0 : e == CURLE_OUT_OF_MEMORY ? MK_ERR_NOMEM : MK_ERR_INVAL;
 }
 
-/* Sets a handle's per-request options; kc_setup_status of the first failure. */
+/* Sets a handle's per-request options, x's header and body callbacks among
+ * them (body to on_data); kc_setup_status of the first failure. */
 static int setup(struct kc_client *c, CURL *h, const char *url, struct curl_slist *hdrs,
-                 char *errbuf, long timeout_ms)
+                 char *errbuf, long timeout_ms, struct xfer *x, curl_write_callback on_data)
 {
     struct kcfg *cfg = c->cfg;
     CURLcode e = CURLE_OK;
@@ -504,6 +505,10 @@ static int setup(struct kc_client *c, CURL *h, const char *url, struct curl_slis
     SET(CURLOPT_LOW_SPEED_LIMIT, 0L);
     SET(CURLOPT_LOW_SPEED_TIME, 0L);
     SET(CURLOPT_FOLLOWLOCATION, 0L);
+    SET(CURLOPT_HEADERFUNCTION, on_header);
+    SET(CURLOPT_HEADERDATA, x);
+    SET(CURLOPT_WRITEFUNCTION, on_data);
+    SET(CURLOPT_WRITEDATA, x);
 #undef SET
     return kc_setup_status(e);
 }
@@ -588,14 +593,11 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
         snprintf(st->message, sizeof(st->message), "write refused by this client's may_write");
         goto out;
     }
-    rc = setup(c, x.h, url, hdrs, errbuf, __atomic_load_n(&c->timeout_ms, __ATOMIC_RELAXED));
-    if (rc == 0 &&
-        (curl_easy_setopt(x.h, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
-         curl_easy_setopt(x.h, CURLOPT_HEADERDATA, &x) != CURLE_OK ||
-         curl_easy_setopt(x.h, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
-         curl_easy_setopt(x.h, CURLOPT_WRITEDATA, &x) != CURLE_OK ||
-         curl_easy_setopt(x.h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body) != CURLE_OK))
-        rc = MK_ERR_INVAL;
+    rc = setup(c, x.h, url, hdrs, errbuf, __atomic_load_n(&c->timeout_ms, __ATOMIC_RELAXED), &x,
+               on_body);
+    if (rc == 0)
+        rc = kc_setup_status(
+            curl_easy_setopt(x.h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body));
     if (rc != 0) {
         snprintf(st->message, sizeof(st->message), "%s",
                  rc == MK_ERR_NOMEM ? "out of memory" : "curl setup failed");
@@ -953,13 +955,9 @@ int kc_stream(struct kc_client *c, const char *path, const char *query, long tim
         rc = MK_ERR_NOMEM;
         goto out;
     }
-    rc = setup(c, x.h, url, hdrs, errbuf, timeout_s * 1000);
-    if (rc == 0 && (curl_easy_setopt(x.h, CURLOPT_HTTPGET, 1L) != CURLE_OK ||
-                    curl_easy_setopt(x.h, CURLOPT_WRITEFUNCTION, on_stream) != CURLE_OK ||
-                    curl_easy_setopt(x.h, CURLOPT_WRITEDATA, &x) != CURLE_OK ||
-                    curl_easy_setopt(x.h, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
-                    curl_easy_setopt(x.h, CURLOPT_HEADERDATA, &x) != CURLE_OK))
-        rc = MK_ERR_INVAL;
+    rc = setup(c, x.h, url, hdrs, errbuf, timeout_s * 1000, &x, on_stream);
+    if (rc == 0)
+        rc = kc_setup_status(curl_easy_setopt(x.h, CURLOPT_HTTPGET, 1L));
     CURLMcode added = rc == 0 ? curl_multi_add_handle(m, x.h) : CURLM_OK;
     if (added != CURLM_OK)
         rc = added == CURLM_OUT_OF_MEMORY ? MK_ERR_NOMEM : MK_ERR_INVAL;

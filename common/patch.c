@@ -516,18 +516,26 @@ static size_t collect(va_list ap, const char **segs)
     return n;
 }
 
-int jp_setl(struct jp *p, json_t *value, ...)
+/* jp_set_path or jp_append_path on the varargs keys; value stolen, also
+ * when there are more than JP_MAX_SEGS keys. */
+static int set_or_append(struct jp *p, json_t *value, int append, va_list ap)
 {
     const char *segs[JP_MAX_SEGS];
-    va_list ap;
-    va_start(ap, value);
     size_t n = collect(ap, segs);
-    va_end(ap);
     if (n == SIZE_MAX) {
         json_decref(value);
-        return -1;
+        return MK_ERR_TOOBIG;
     }
-    return jp_set_path(p, segs, n, value);
+    return append ? jp_append_path(p, segs, n, value) : jp_set_path(p, segs, n, value);
+}
+
+int jp_setl(struct jp *p, json_t *value, ...)
+{
+    va_list ap;
+    va_start(ap, value);
+    int rc = set_or_append(p, value, 0, ap);
+    va_end(ap);
+    return rc;
 }
 
 int jp_removel(struct jp *p, ...)
@@ -537,21 +545,16 @@ int jp_removel(struct jp *p, ...)
     va_start(ap, p);
     size_t n = collect(ap, segs);
     va_end(ap);
-    return n == SIZE_MAX ? -1 : jp_remove_path(p, segs, n);
+    return n == SIZE_MAX ? MK_ERR_TOOBIG : jp_remove_path(p, segs, n);
 }
 
 int jp_appendl(struct jp *p, json_t *value, ...)
 {
-    const char *segs[JP_MAX_SEGS];
     va_list ap;
     va_start(ap, value);
-    size_t n = collect(ap, segs);
+    int rc = set_or_append(p, value, 1, ap);
     va_end(ap);
-    if (n == SIZE_MAX) {
-        json_decref(value);
-        return -1;
-    }
-    return jp_append_path(p, segs, n, value);
+    return rc;
 }
 
 json_t *jp_ops(const struct jp *p)

@@ -190,13 +190,21 @@ void wh_verdict_clear(struct wh_verdict *v)
     wh_verdict_init(v);
 }
 
+/* The formatted message (caller frees), or NULL without memory. */
+static char *format(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+static char *format(const char *fmt, va_list ap)
+{
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL; /* undefined after a failed vasprintf */
+    return msg;
+}
+
 void wh_verdict_deny(struct wh_verdict *v, const char *reason, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    char *msg = format(fmt, ap);
     va_end(ap);
     free(v->message);
     v->message = msg;
@@ -212,9 +220,7 @@ void wh_verdict_warn(struct wh_verdict *v, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    char *msg = format(fmt, ap);
     va_end(ap);
     if (!msg)
         return;
