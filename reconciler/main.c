@@ -580,7 +580,8 @@ static void identity(struct app *a)
     snprintf(a->cfg.identity, sizeof(a->cfg.identity), "%.60s_%08x", host, r);
 }
 
-static int setup(struct app *a, char *err, size_t errlen)
+/* The context's own state: maps, metrics, the configured job kinds. */
+static int setup_state(struct app *a, char *err, size_t errlen)
 {
     struct rc_ctx *x = &a->x;
     x->cfg = &a->cfg;
@@ -601,11 +602,19 @@ static int setup(struct app *a, char *err, size_t errlen)
         if (x->kinds[x->nkinds])
             x->nkinds++;
     }
+    return 0;
+}
+
+/* The manager's clients (requests; the Lease's own when electing) and the
+ * work queue. */
+static int setup_clients(struct app *a, char *err, size_t errlen)
+{
+    struct rc_ctx *x = &a->x;
     int rc = a->cfg.kubeconfig[0]
                  ? kcfg_load_file(a->cfg.kubeconfig, NULL, KCFG_TRUSTED, &a->mgr_cfg, err, errlen)
                  : kcfg_in_cluster(NULL, &a->mgr_cfg, err, errlen);
     if (rc < 0)
-        return -1;
+        return rc;
     int (*guard)(void *, const char *, const char *) = a->cfg.leader_elect ? may_write : NULL;
     struct kc_options ko = {.qps = a->cfg.qps,
                             .burst = a->cfg.burst,
@@ -614,18 +623,25 @@ static int setup(struct app *a, char *err, size_t errlen)
                             .may_write_ud = a};
     x->mgr = kc_new(a->mgr_cfg, &ko, err, errlen);
     if (!x->mgr)
-        return -1;
+        return MK_ERR;
     if (a->cfg.leader_elect) {
         /* not rate-limited with the rest, one connection, no guard */
         struct kc_options lko = {.qps = -1, .pool_size = 1, .timeout_ms = a->cfg.renew_deadline_ms};
         if (!(a->lease = kc_new(a->mgr_cfg, &lko, err, errlen)))
-            return -1;
+            return MK_ERR;
     }
     x->queue = wq_new(&(struct wq_options){.base_delay_ms = 200, .max_delay_ms = 60000});
     if (!x->queue) {
         return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
+    return 0;
+}
 
+/* Discovery, once at start: which job kinds the manager serves, and
+ * whether its schema keeps their managedBy. */
+static void discover_kinds(struct app *a)
+{
+    struct rc_ctx *x = &a->x;
     /* A kind whose CRD the manager does not serve is left out: watching it
      * would fail forever, on the manager and on every worker. */
     int kept = 0;
@@ -653,7 +669,13 @@ static int setup(struct app *a, char *err, size_t errlen)
     }
     json_decref(openapi);
     malloc_trim(0);
+}
 
+/* The manager's informers (started by start_informers once leading) and the
+ * kubeconfig Secrets read by name. */
+static int setup_informers(struct app *a, char *err, size_t errlen)
+{
+    struct rc_ctx *x = &a->x;
     static const char *G = "kueue.x-k8s.io", *V = "v1beta2";
     const struct kcache_handlers wlh = {wl_add, wl_update, wl_delete, a};
     const struct kcache_handlers cqh = {cq_event, cq_update, cq_event, a};
@@ -692,8 +714,14 @@ static int setup(struct app *a, char *err, size_t errlen)
     }
     x->q = (struct mkq_caches){x->localqueues, x->clusterqueues, x->admissionchecks, x->mkconfigs,
                                x->mkclusters};
+    return 0;
+}
 
-    /* worker connections: remote Workloads and jobs with our origin */
+/* The worker connections: remote Workloads and jobs with our origin. */
+static int setup_workers(struct app *a, char *err, size_t errlen)
+{
+    struct rc_ctx *x = &a->x;
+    static const char *G = "kueue.x-k8s.io", *V = "v1beta2";
     static char selector[128];
     snprintf(selector, sizeof(selector), "%s=%s", MK_ORIGIN_LABEL, a->cfg.origin);
     struct mkcs_watch watches[1 + RC_MAX_KINDS];
@@ -703,6 +731,7 @@ static int setup(struct app *a, char *err, size_t errlen)
     for (int k = 0; k < x->nkinds; k++)
         watches[1 + k] = (struct mkcs_watch){mk_kind_resource(x->kinds[k]), selector,
                                              remote_job_event, a, rc_pack_remote};
+    int (*guard)(void *, const char *, const char *) = a->cfg.leader_elect ? may_write : NULL;
     struct kc_options wko = {.qps = a->cfg.worker_qps,
                              .burst = a->cfg.worker_burst,
                              .timeout_ms = a->cfg.worker_timeout_ms,
@@ -719,7 +748,21 @@ static int setup(struct app *a, char *err, size_t errlen)
         .ud = a,
     };
     x->clusters = mkcs_new(&mo, err, errlen);
-    return x->clusters ? 0 : -1;
+    return x->clusters ? 0 : MK_ERR;
+}
+
+static int setup(struct app *a, char *err, size_t errlen)
+{
+    int rc = setup_state(a, err, errlen);
+    if (rc == 0)
+        rc = setup_clients(a, err, errlen);
+    if (rc == 0) {
+        discover_kinds(a);
+        rc = setup_informers(a, err, errlen);
+    }
+    if (rc == 0)
+        rc = setup_workers(a, err, errlen);
+    return rc;
 }
 
 static void json_decref_void(void *p)
