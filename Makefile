@@ -124,11 +124,16 @@ fuzz: deps $(FUZZ_SRC:%.c=$(BUILD)/fuzz/%)
 # ---- lint -----------------------------------------------------------------
 # unbounded or thread-unsafe string functions, banned as curl's checksrc bans them
 BANNED_FUNCS := strcat|strncat|strcpy|strncpy|sprintf|vsprintf|strtok|strtok_r|gets
+# the status convention (errf.h): no raw snprintf into a caller's err/errlen, no
+# bare number as errf's code, no negated errno, no module codes
+STATUS_BANNED := \bsnprintf\(([a-z_]+->)?err, ([a-z_]+->)?errlen\b|\berrf\([^,]+, [^,]+, -[0-9]|-E[A-Z0-9]{3,}\b|-errno\b|\b(KC|KW|KCACHE|KCFG|LIST)_(ERR_[A-Z]+|OK)\b
 C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find common webhook reconciler -name '*.[ch]')
 lint: deps
 	@echo "lint: clang-format"; clang-format --dry-run --Werror $(C_FILES)
 	@echo "lint: banned functions"; ! grep -nE '\b($(BANNED_FUNCS))[[:space:]]*\(' $(C_FILES) || \
 	  { echo "lint: use snprintf/buf_*/memcpy/strsep instead (see docs/design.md 3)"; exit 1; }
+	@echo "lint: one status convention"; ! grep -nE '$(STATUS_BANNED)' $(C_FILES) || \
+	  { echo "lint: fill a caller's err with errf() and return 0 or an MK_ERR_* code (docs/design.md 3)"; exit 1; }
 	@echo "lint: cppcheck"; cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --inline-suppr --std=c11 -Icommon --suppress=missingIncludeSystem $(C_FILES)
 

@@ -13,7 +13,7 @@ void buf_init(struct buf *b, size_t cap)
 
 static int reserve(struct buf *b, size_t extra)
 {
-    if (b->cap && (extra > b->cap || b->len > b->cap - extra)) {
+    if (extra > b->cap || b->len > b->cap - extra) {
         b->overflow = 1;
         return -1;
     }
@@ -35,7 +35,7 @@ static int reserve(struct buf *b, size_t extra)
 
 int buf_reserve(struct buf *b, size_t extra)
 {
-    if (b->cap && (extra > b->cap || b->len > b->cap - extra)) {
+    if (extra > b->cap || b->len > b->cap - extra) {
         b->overflow = 1;
         return -1;
     }
@@ -161,8 +161,10 @@ void buf_consume(struct buf *b, size_t n)
 
 void buf_free(struct buf *b)
 {
+    size_t cap = b->cap; /* reusable after a free, bounded as before */
     free(b->data);
     memset(b, 0, sizeof(*b));
+    b->cap = cap;
 }
 
 /* Length of the valid UTF-8 sequence at s (n bytes available), 0 if none:

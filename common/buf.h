@@ -1,7 +1,8 @@
 /* Bounded growable byte buffer. Appends past `cap` or failed allocations set
  * a sticky flag (`overflow` or `oom`) instead of growing, so callers can
  * append freely and check once. `data` is always NUL-terminated when len > 0
- * or after buf_cstr(). */
+ * or after buf_cstr(). Every buffer has a cap: there is no unbounded one.
+ * Not thread-safe: one owner at a time. */
 #ifndef MKUEUE_BUF_H
 #define MKUEUE_BUF_H
 
@@ -14,16 +15,21 @@
 #define BUF_CAP_JSON_PTR (64u * 1024)        /* a JSON Pointer into a document */
 #define BUF_CAP_LOG_LINE (64u * 1024)        /* one log record */
 #define BUF_CAP_REPLY    (16u * 1024 * 1024) /* an HTTP answer the webhook builds */
+#define BUF_CAP_METRICS  (64u * 1024 * 1024) /* one /metrics exposition */
+#define BUF_CAP_MESSAGE  (64u * 1024)        /* a message for a client, e.g. a denial's reasons */
+#define BUF_CAP_NAMES    (400u)              /* names listed in a condition message */
 
 struct buf {
     char *data;   /* owned; NULL until the first append */
     size_t len;   /* bytes used, excluding the terminating NUL */
     size_t alloc; /* bytes allocated */
-    size_t cap;   /* maximum len; 0 means unbounded */
+    size_t cap;   /* maximum len (a BUF_CAP_* or the reader's own limit; 0 holds nothing) */
     int overflow; /* an append would have exceeded cap */
     int oom;      /* an allocation failed */
 };
 
+/* An empty buffer of at most cap bytes: one of the BUF_CAP_* above, or the
+ * limit of the reader it serves (a body, a watch line). */
 void buf_init(struct buf *b, size_t cap);
 /* Returns 0, or -1 if the data did not fit (then nothing is appended). */
 int buf_append(struct buf *b, const void *data, size_t len);
@@ -52,6 +58,8 @@ char *buf_steal(struct buf *b);
 void buf_reset(struct buf *b);
 /* Drops the first n bytes, keeping the rest. */
 void buf_consume(struct buf *b, size_t n);
+/* Frees the data; the buffer is empty and keeps its cap, so it can be
+ * filled again. */
 void buf_free(struct buf *b);
 /* True when no append has failed. */
 #define buf_ok(b) (!(b)->overflow && !(b)->oom)

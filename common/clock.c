@@ -26,15 +26,22 @@ void clk_nap_ms(long ms)
         ;
 }
 
+/* MK_ERR_IO with errno set to a pthread function's error number. */
+static int io_err(int e)
+{
+    errno = e;
+    return MK_ERR_IO;
+}
+
 int clk_condattr_init(pthread_condattr_t *ca)
 {
     int e = pthread_condattr_init(ca);
     if (e != 0)
-        return -e;
+        return io_err(e);
     e = pthread_condattr_setclock(ca, CLOCK_MONOTONIC);
     if (e != 0) {
         pthread_condattr_destroy(ca);
-        return -e;
+        return io_err(e);
     }
     return 0;
 }
@@ -47,7 +54,7 @@ int clk_cond_init(pthread_cond_t *cv)
         return rc;
     int e = pthread_cond_init(cv, &ca);
     pthread_condattr_destroy(&ca);
-    return -e;
+    return e ? io_err(e) : 0;
 }
 
 int clk_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, long long deadline_ms)
@@ -65,7 +72,7 @@ int clk_stop_init(struct clk_stop *s)
     s->stop = 0;
     int e = pthread_mutex_init(&s->mu, NULL);
     if (e != 0)
-        return -e;
+        return io_err(e);
     int rc = clk_cond_init(&s->cv);
     if (rc < 0)
         pthread_mutex_destroy(&s->mu);

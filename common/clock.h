@@ -18,6 +18,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "errf.h"
+
 /* Milliseconds and nanoseconds on CLOCK_MONOTONIC (arbitrary origin). */
 long long clk_now_ms(void);
 uint64_t clk_now_ns(void);
@@ -27,9 +29,9 @@ uint64_t clk_now_ns(void);
 void clk_nap_ms(long ms);
 
 /* Fills *ca (initialised here; caller destroys it) for condition variables
- * whose timed waits run on CLOCK_MONOTONIC. Returns 0 or -errno. */
+ * whose timed waits run on CLOCK_MONOTONIC. Returns 0 or MK_ERR_IO (errno says why). */
 int clk_condattr_init(pthread_condattr_t *ca);
-/* Initialises cv on CLOCK_MONOTONIC. Returns 0 or -errno. */
+/* Initialises cv on CLOCK_MONOTONIC. Returns 0 or MK_ERR_IO (errno says why). */
 int clk_cond_init(pthread_cond_t *cv);
 /* One wait on cv (mu held; cv from clk_cond_init) until it is signalled or
  * the monotonic time reaches deadline_ms. Returns 1 when the deadline has
@@ -43,7 +45,7 @@ struct clk_stop {
     int stop;          /* under mu */
 };
 
-/* Returns 0 or -errno (nothing to destroy on failure). */
+/* Returns 0 or MK_ERR_IO, errno saying why (nothing to destroy on failure). */
 int clk_stop_init(struct clk_stop *s);
 void clk_stop_destroy(struct clk_stop *s);
 /* Sets the flag and wakes every sleeper; later sleeps return at once. */

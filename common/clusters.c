@@ -5,6 +5,7 @@
  * informers. Neither is held while calling out (on_state) or while stopping
  * informers, which may block up to the client's request timeout. */
 #include "clusters.h"
+#include "errf.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -181,7 +182,7 @@ static struct mkcs_conn *conn_start(struct mkcs *s, const char *name, struct kcf
 {
     struct mkcs_conn *c = calloc(1, sizeof(*c));
     if (!c || !(c->name = strdup(name))) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         free(c);
         kcfg_free(cfg);
         return NULL;
@@ -204,7 +205,7 @@ static struct mkcs_conn *conn_start(struct mkcs *s, const char *name, struct kcf
         const struct mkcs_watch *w = &s->w[i];
         char logname[300];
         if (!(c->caches[i] = kcache_new())) {
-            snprintf(err, errlen, "out of memory");
+            errf(err, errlen, MK_ERR_NOMEM, "out of memory");
             goto fail;
         }
         c->n = i + 1;
@@ -225,7 +226,7 @@ static struct mkcs_conn *conn_start(struct mkcs *s, const char *name, struct kcf
         c->infs[i] = kw_informer_start(w->metadata_only ? c->meta_client : c->client, &w->res, NULL,
                                        w->label_selector, c->caches[i], &ko);
         if (!c->infs[i]) {
-            snprintf(err, errlen, "cannot start the %s informer", w->res.resource);
+            errf(err, errlen, MK_ERR_INVAL, "cannot start the %s informer", w->res.resource);
             goto fail;
         }
     }
@@ -299,7 +300,7 @@ static void load_secret(struct mkcs *s, struct kcache *secrets, const char *name
         snprintf(l->err, sizeof(l->err), "key \"kubeconfig\" not found in secret \"%.200s\"", name);
     else if ((rc = kcfg_base64_decode(b64, &l->data, &l->len)) != 0)
         snprintf(l->err, sizeof(l->err), "key \"kubeconfig\" in secret \"%.200s\" is %s", name,
-                 rc == -ENOMEM ? "too large to decode" : "not valid base64");
+                 rc == MK_ERR_NOMEM ? "too large to decode" : "not valid base64");
     json_decref(sec);
 }
 
@@ -355,11 +356,11 @@ static void load_path(struct mkcs *s, const char *path, struct load *l)
         return;
     }
     int rc = fio_read_file(real, KCFG_MAX_BYTES, &l->data, &l->len);
-    if (rc == -EFBIG) {
+    if (rc == MK_ERR_TOOBIG) {
         snprintf(l->err, sizeof(l->err), "%.200s: kubeconfig is larger than %d bytes", path,
                  KCFG_MAX_BYTES);
     } else if (rc) {
-        errno_text(-rc, why, sizeof(why));
+        errno_text(rc == MK_ERR_IO ? errno : ENOMEM, why, sizeof(why));
         snprintf(l->err, sizeof(l->err), "open %.200s: %s", path, why);
     }
 }
@@ -570,7 +571,7 @@ static void sync_one(struct mkcs *s, struct cluster *cl, const json_t *mkc, stru
 
     int rc = kcfg_parse(l.data, l.len, NULL, KCFG_UNTRUSTED, NULL, &cfg, err, sizeof(err));
     if (rc < 0) {
-        set_error(s, cl, rc == KCFG_ERR_REFUSED ? "InsecureKubeConfig" : "BadKubeConfig",
+        set_error(s, cl, rc == MK_ERR_REFUSED ? "InsecureKubeConfig" : "BadKubeConfig",
                   "load client config failed: %s", err);
         memcpy(cl->hash, h, HASH_LEN);
         cl->has_hash = 1;
@@ -765,22 +766,23 @@ struct mkcs *mkcs_new(const struct mkcs_options *o, char *err, size_t errlen)
     struct mkcs *s;
     int oom = 0;
     if (!o || !o->secret_namespace || !*o->secret_namespace) {
-        snprintf(err, errlen, "secret_namespace is required");
+        errf(err, errlen, MK_ERR_INVAL, "secret_namespace is required");
         return NULL;
     }
     if (o->nwatches > MKCS_MAX_WATCHES || (o->nwatches && !o->watches)) {
-        snprintf(err, errlen, "at most %d watches", MKCS_MAX_WATCHES);
+        errf(err, errlen, MK_ERR_INVAL, "at most %d watches", MKCS_MAX_WATCHES);
         return NULL;
     }
     for (size_t i = 0; i < o->nwatches; i++) {
         const struct kc_resource *r = &o->watches[i].res;
         if (!r->group || !r->version || !*r->version || !r->resource || !*r->resource) {
-            snprintf(err, errlen, "watch %zu: group, version and resource are required", i);
+            errf(err, errlen, MK_ERR_INVAL, "watch %zu: group, version and resource are required",
+                 i);
             return NULL;
         }
     }
     if (!(s = calloc(1, sizeof(*s)))) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         return NULL;
     }
     s->secret_namespace = dup_opt(o->secret_namespace, &oom);
@@ -810,18 +812,18 @@ struct mkcs *mkcs_new(const struct mkcs_options *o, char *err, size_t errlen)
     s->monitor_ms = o->monitor_interval_ms > 0 ? o->monitor_interval_ms : MONITOR_MS;
     s->clusters = smap_new();
     if (oom || !s->clusters) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         goto fail;
     }
     if (clk_cond_init(&s->wake) < 0) {
-        snprintf(err, errlen, "cannot create a condition variable");
+        errf(err, errlen, MK_ERR_INVAL, "cannot create a condition variable");
         goto fail;
     }
     pthread_mutex_init(&s->lock, NULL);
     s->has_reaper = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
     s->has_monitor = s->has_reaper && pthread_create(&s->monitor, NULL, monitor_main, s) == 0;
     if (!s->has_monitor) {
-        snprintf(err, errlen, "cannot start threads");
+        errf(err, errlen, MK_ERR_INVAL, "cannot start threads");
         mkcs_free(s);
         return NULL;
     }

@@ -18,15 +18,18 @@ int fio_read_file(const char *path, size_t max, char **out, size_t *len)
     int rc = 0;
     /* O_NONBLOCK: opening a FIFO must not wait for a writer */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int saved = 0; /* errno for MK_ERR_IO: close and free may change it */
     if (fd < 0)
-        return -errno;
+        return MK_ERR_IO;
     buf_init(&b, max);
     if (fstat(fd, &st) < 0) {
-        rc = -errno;
+        rc = MK_ERR_IO;
+        saved = errno;
         goto out;
     }
     if (!S_ISREG(st.st_mode)) { /* no devices, FIFOs or sockets */
-        rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+        rc = MK_ERR_IO;
+        saved = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
         goto out;
     }
     for (;;) {
@@ -34,18 +37,19 @@ int fio_read_file(const char *path, size_t max, char **out, size_t *len)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            rc = -errno;
+            rc = MK_ERR_IO;
+            saved = errno;
             goto out;
         }
         if (n == 0)
             break;
         if (buf_append(&b, chunk, (size_t)n) < 0) {
-            rc = b.oom ? -ENOMEM : -EFBIG;
+            rc = b.oom ? MK_ERR_NOMEM : MK_ERR_TOOBIG;
             goto out;
         }
     }
     if (!buf_cstr(&b)) {
-        rc = -ENOMEM;
+        rc = MK_ERR_NOMEM;
         goto out;
     }
     if (len)
@@ -54,7 +58,14 @@ int fio_read_file(const char *path, size_t max, char **out, size_t *len)
 out:
     close(fd);
     buf_free(&b);
+    if (rc == MK_ERR_IO)
+        errno = saved;
     return rc;
+}
+
+const char *fio_strerror(int rc)
+{
+    return strerror(rc == MK_ERR_TOOBIG ? EFBIG : rc == MK_ERR_NOMEM ? ENOMEM : errno);
 }
 
 char *fio_join(const char *base, const char *path)

@@ -154,22 +154,23 @@ int fl_set(const struct fl_flag *f, void *cfg, const char *v, char *err, size_t 
 {
     char *field = (char *)cfg + f->off;
     if (!fits(f))
-        return errf(err, errlen, -1, "bad flag table entry %s", f->name);
+        return errf(err, errlen, MK_ERR_INVAL, "bad flag table entry %s", f->name);
     if (!v)
-        return errf(err, errlen, -1, "a value is required");
+        return errf(err, errlen, MK_ERR_INVAL, "a value is required");
     size_t len = strlen(v);
     long long n;
     switch (f->type) {
     case FL_STR:
     case FL_BUF:
         if (len < (size_t)f->min)
-            return errf(err, errlen, -1, "must not be empty, got \"%.64s\"", v);
+            return errf(err, errlen, MK_ERR_INVAL, "must not be empty, got \"%.64s\"", v);
         if (f->type == FL_STR) {
             memcpy(field, &v, sizeof(v));
             return 0;
         }
         if (len >= f->size)
-            return errf(err, errlen, -1, "longer than %zu bytes, got \"%.64s...\"", f->size - 1, v);
+            return errf(err, errlen, MK_ERR_INVAL, "longer than %zu bytes, got \"%.64s...\"",
+                        f->size - 1, v);
         memcpy(field, v, len + 1);
         return 0;
     case FL_INT: {
@@ -178,8 +179,8 @@ int fl_set(const struct fl_flag *f, void *cfg, const char *v, char *err, size_t 
         if (f->max > f->min)
             lo = f->min, hi = f->max;
         if (parse_int(v, &n) < 0 || n < lo || n > hi)
-            return errf(err, errlen, -1, "expected an integer from %lld to %lld, got \"%.64s\"", lo,
-                        hi, v);
+            return errf(err, errlen, MK_ERR_INVAL,
+                        "expected an integer from %lld to %lld, got \"%.64s\"", lo, hi, v);
         if (f->size == sizeof(int)) {
             int i = (int)n;
             memcpy(field, &i, sizeof(i));
@@ -191,18 +192,18 @@ int fl_set(const struct fl_flag *f, void *cfg, const char *v, char *err, size_t 
     case FL_DUR: {
         long ms;
         if (fl_parse_duration(v, &ms) < 0)
-            return errf(err, errlen, -1, "expected a duration such as 90s or 1m30s, got \"%.64s\"",
-                        v);
+            return errf(err, errlen, MK_ERR_INVAL,
+                        "expected a duration such as 90s or 1m30s, got \"%.64s\"", v);
         if (f->max > f->min && (ms < f->min || ms > f->max))
-            return errf(err, errlen, -1, "expected from %lldms to %lldms, got \"%.64s\"", f->min,
-                        f->max, v);
+            return errf(err, errlen, MK_ERR_INVAL, "expected from %lldms to %lldms, got \"%.64s\"",
+                        f->min, f->max, v);
         memcpy(field, &ms, sizeof(ms));
         return 0;
     }
     case FL_BOOL: {
         int b;
         if (parse_bool(v, &b) < 0)
-            return errf(err, errlen, -1, "expected true or false, got \"%.64s\"", v);
+            return errf(err, errlen, MK_ERR_INVAL, "expected true or false, got \"%.64s\"", v);
         memcpy(field, &b, sizeof(b));
         return 0;
     }
@@ -211,14 +212,14 @@ int fl_set(const struct fl_flag *f, void *cfg, const char *v, char *err, size_t 
         errno = 0;
         double d = *v ? strtod(v, &end) : 0;
         if (!*v || errno || *end || !isfinite(d))
-            return errf(err, errlen, -1, "expected a number, got \"%.64s\"", v);
+            return errf(err, errlen, MK_ERR_INVAL, "expected a number, got \"%.64s\"", v);
         memcpy(field, &d, sizeof(d));
         return 0;
     }
     case FL_LIST: {
         int k = split_list(f, NULL, v); /* checked first: the field is unchanged on error */
         if (k < 0)
-            return errf(err, errlen, -1,
+            return errf(err, errlen, MK_ERR_INVAL,
                         "at most %lld items of fewer than %zu bytes, got \"%.64s\"", f->max,
                         f->size / (size_t)f->max, v);
         split_list(f, field, v);
@@ -227,10 +228,10 @@ int fl_set(const struct fl_flag *f, void *cfg, const char *v, char *err, size_t 
     }
     case FL_FUNC:
         if (f->set(field, v) < 0)
-            return errf(err, errlen, -1, "invalid value \"%.64s\"", v);
+            return errf(err, errlen, MK_ERR_INVAL, "invalid value \"%.64s\"", v);
         return 0;
     }
-    return errf(err, errlen, -1, "bad flag table entry %s", f->name);
+    return errf(err, errlen, MK_ERR_INVAL, "bad flag table entry %s", f->name);
 }
 
 int fl_parse(const struct fl_flag *t, size_t n, void *cfg, int argc, char **argv, char *err,
@@ -239,7 +240,7 @@ int fl_parse(const struct fl_flag *t, size_t n, void *cfg, int argc, char **argv
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--", 2) != 0)
-            return errf(err, errlen, -1, "unexpected argument %.64s", a);
+            return errf(err, errlen, MK_ERR_INVAL, "unexpected argument %.64s", a);
         const char *name = a + 2, *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         const char *v = eq ? eq + 1 : NULL;
@@ -251,18 +252,19 @@ int fl_parse(const struct fl_flag *t, size_t n, void *cfg, int argc, char **argv
             v = "false";
         }
         if (!f)
-            return errf(err, errlen, -1, "unknown flag --%.*s", (int)(len > 64 ? 64 : len), name);
+            return errf(err, errlen, MK_ERR_INVAL, "unknown flag --%.*s",
+                        (int)(len > 64 ? 64 : len), name);
         if (!v) {
             if (f->type == FL_BOOL && (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0))
                 v = "true";
             else if (i + 1 < argc)
                 v = argv[++i];
             else
-                return errf(err, errlen, -1, "--%s needs a value", f->name);
+                return errf(err, errlen, MK_ERR_INVAL, "--%s needs a value", f->name);
         }
         char why[256];
         if (fl_set(f, cfg, v, why, sizeof(why)) < 0)
-            return errf(err, errlen, -1, "--%s: %s", f->name, why);
+            return errf(err, errlen, MK_ERR_INVAL, "--%s: %s", f->name, why);
     }
     return 0;
 }

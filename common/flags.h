@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "errf.h"
+
 enum fl_type {
     FL_STR,  /* const char *: the value itself (borrowed, e.g. from argv) */
     FL_BUF,  /* char[size]: a copy; a value that does not fit is refused */
@@ -45,11 +47,11 @@ struct fl_flag {
 const struct fl_flag *fl_find(const struct fl_flag *t, size_t n, const char *name, size_t len);
 
 /* Parses value into f's field of cfg; the field is unchanged on error.
- * Returns 0, or -1 with the reason in err (naming the value, not the flag:
+ * Returns 0, or MK_ERR_INVAL with the reason in err (naming the value, not the flag:
  * callers say where it came from). */
 int fl_set(const struct fl_flag *f, void *cfg, const char *value, char *err, size_t errlen);
 
-/* Applies argv[1..argc-1] to cfg. Returns 0, or -1 with err naming the flag
+/* Applies argv[1..argc-1] to cfg. Returns 0, or MK_ERR_INVAL with err naming the flag
  * (an unknown flag, a missing or bad value, a positional argument). */
 int fl_parse(const struct fl_flag *t, size_t n, void *cfg, int argc, char **argv, char *err,
              size_t errlen);

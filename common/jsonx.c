@@ -1,4 +1,5 @@
 #include "jsonx.h"
+#include "errf.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -283,32 +284,33 @@ json_t *jx_loadb_budget(const char *data, size_t len, size_t max_bytes, int max_
                         size_t max_cost, char *err, size_t errlen)
 {
     if (!data && len > 0) {
-        snprintf(err, errlen, "invalid JSON: no data");
+        errf(err, errlen, MK_ERR_INVAL, "invalid JSON: no data");
         return NULL;
     }
     if (len > max_bytes) {
-        snprintf(err, errlen, "JSON document too large: %zu bytes (limit %zu)", len, max_bytes);
+        errf(err, errlen, MK_ERR_INVAL, "JSON document too large: %zu bytes (limit %zu)", len,
+             max_bytes);
         return NULL;
     }
     struct jx_scan sc;
     jx_scan(data, len, &sc);
     if (sc.depth > max_depth) {
-        snprintf(err, errlen, "JSON nesting deeper than %d levels", max_depth);
+        errf(err, errlen, MK_ERR_INVAL, "JSON nesting deeper than %d levels", max_depth);
         return NULL;
     }
     size_t cost = max_cost ? jx_scan_cost(&sc) : 0;
     if (cost > max_cost) {
-        snprintf(err, errlen,
-                 "JSON document too costly to decode: %zu values would take about %zu KiB "
-                 "(limit %zu KiB)",
-                 jx_scan_values(&sc), cost / 1024, max_cost / 1024);
+        errf(err, errlen, MK_ERR_INVAL,
+             "JSON document too costly to decode: %zu values would take about %zu KiB "
+             "(limit %zu KiB)",
+             jx_scan_values(&sc), cost / 1024, max_cost / 1024);
         return NULL;
     }
     json_error_t e;
     json_t *root = json_loadb(data ? data : "", len, JSON_REJECT_DUPLICATES, &e);
     if (!root)
-        snprintf(err, errlen, "invalid JSON at line %d column %d (byte %d): %s", e.line, e.column,
-                 e.position, e.text);
+        errf(err, errlen, MK_ERR_INVAL, "invalid JSON at line %d column %d (byte %d): %s", e.line,
+             e.column, e.position, e.text);
     return root;
 }
 

@@ -252,7 +252,7 @@ int kcache_upsert(struct kcache *c, json_t *obj)
     pthread_rwlock_wrlock(&c->lock);
     int rc;
     if (c->max_objects && smap_len(c->objs) >= c->max_objects && !smap_get(c->objs, key))
-        rc = KCACHE_ERR_FULL;
+        rc = MK_ERR_FULL;
     else if ((rc = smap_put(c->objs, key, obj, &old)) == 0)
         json_incref(obj); /* one for the store, one for the event */
     else
@@ -307,7 +307,7 @@ static int replace(struct kcache *c, json_t *items, int prepared)
     if (!fresh || !json_is_array(items))
         goto out;
     if (c->max_objects && json_array_size(items) > c->max_objects) {
-        rc = KCACHE_ERR_FULL;
+        rc = MK_ERR_FULL;
         goto out;
     }
     if (c->transform && !prepared) {

@@ -8,6 +8,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "errf.h"
+
 struct kcache;
 
 #define KCACHE_MAX_HANDLERS 8
@@ -40,11 +42,9 @@ int kcache_add_handlers(struct kcache *c, const struct kcache_handlers *h);
  * metadata.resourceVersion. Call before the informer starts. */
 void kcache_set_transform(struct kcache *c, json_t *(*fn)(json_t *obj, void *ud), void *ud);
 
-/* Returned by the writers when the cache would hold more than its cap. */
-#define KCACHE_ERR_FULL (-2)
 /* Caps the number of objects (0 = no cap, the default): an upsert of a new
  * key into a full cache and a replace with more items than the cap return
- * KCACHE_ERR_FULL and leave the content unchanged. Bounds the memory an
+ * MK_ERR_FULL and leave the content unchanged. Bounds the memory an
  * untrusted server (a worker) can make the cache hold. Call before the
  * informer starts. */
 void kcache_set_max_objects(struct kcache *c, size_t max);
@@ -67,7 +67,7 @@ size_t kcache_len(struct kcache *c);
 
 /* Writer side (the informer). obj reference is taken (stolen) by upsert,
  * also on failure. Returns 0, -1 when obj has no usable key (or on
- * allocation failure), KCACHE_ERR_FULL when obj is new and the cache full. */
+ * allocation failure), MK_ERR_FULL when obj is new and the cache full. */
 int kcache_upsert(struct kcache *c, json_t *obj);
 /* Removes the object with obj's key (obj borrowed: the final state from a
  * DELETED event, handed to on_delete). Returns 1 when it was present, 0 when
@@ -77,7 +77,7 @@ int kcache_remove(struct kcache *c, json_t *obj);
  * list: calls add/update for present ones (update only when
  * metadata.resourceVersion changed) and delete for vanished ones. Items
  * without a key are skipped. Returns 0, -1 when items is not an array or on
- * allocation failure, KCACHE_ERR_FULL when items has more than the cap (then
+ * allocation failure, MK_ERR_FULL when items has more than the cap (then
  * the content is unchanged). */
 int kcache_replace(struct kcache *c, json_t *items);
 /* The cache's transform applied to obj (reference taken; a new reference

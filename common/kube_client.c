@@ -1,4 +1,5 @@
 #include "kube_client.h"
+#include "errf.h"
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
@@ -71,12 +72,6 @@ static CURLcode global_rc;
 static void global_init(void)
 {
     global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-static void set_err(char *err, size_t errlen, const char *msg)
-{
-    if (err && errlen)
-        snprintf(err, errlen, "%s", msg);
 }
 
 /* ---- escaping and paths ----------------------------------------------------- */
@@ -392,14 +387,14 @@ static int make_headers(struct kc_client *c, const char *content_type, int strea
                         struct curl_slist **out, struct kc_status *st)
 {
     struct curl_slist *l = NULL, *t;
-    int rc = KC_OK;
+    int rc = MK_OK;
     char *tok = kcfg_bearer_token(c->cfg);
     struct buf auth;
     buf_init(&auth, BUF_CAP_URL);
 #define ADD(s)                                                                                     \
     do {                                                                                           \
         if (!(t = curl_slist_append(l, (s)))) {                                                    \
-            rc = KC_ERR_NOMEM;                                                                     \
+            rc = MK_ERR_NOMEM;                                                                     \
             goto out;                                                                              \
         }                                                                                          \
         l = t;                                                                                     \
@@ -409,7 +404,7 @@ static int make_headers(struct kc_client *c, const char *content_type, int strea
     if (content_type) {
         buf_printf(&auth, "Content-Type: %s", content_type);
         if (!buf_ok(&auth)) {
-            rc = KC_ERR_NOMEM;
+            rc = MK_ERR_NOMEM;
             goto out;
         }
         ADD(auth.data);
@@ -422,14 +417,14 @@ static int make_headers(struct kc_client *c, const char *content_type, int strea
     if (tok && *tok) {
         for (const char *p = tok; *p; p++) {
             if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-                rc = KC_ERR_INVAL;
+                rc = MK_ERR_INVAL;
                 snprintf(st->message, sizeof(st->message), "bearer token has control characters");
                 goto out;
             }
         }
         buf_printf(&auth, "Authorization: Bearer %s", tok);
         if (!buf_ok(&auth)) {
-            rc = KC_ERR_NOMEM;
+            rc = MK_ERR_NOMEM;
             goto out;
         }
         ADD(auth.data);
@@ -465,8 +460,15 @@ static char *make_url(struct kc_client *c, const char *path, const char *query)
 
 /* Options common to every transfer, on a fresh or reset handle (nothing
  * carries over from the previous request but the connection cache). */
+int kc_setup_status(CURLcode e)
+{
+    return e == CURLE_OK ? 0 : e == CURLE_OUT_OF_MEMORY ? MK_ERR_NOMEM : MK_ERR_INVAL;
+}
+
+/* Sets a handle's per-request options, x's header and body callbacks among
+ * them (body to on_data); kc_setup_status of the first failure. */
 static int setup(struct kc_client *c, CURL *h, const char *url, struct curl_slist *hdrs,
-                 char *errbuf, long timeout_ms)
+                 char *errbuf, long timeout_ms, struct xfer *x, curl_write_callback on_data)
 {
     struct kcfg *cfg = c->cfg;
     CURLcode e = CURLE_OK;
@@ -505,8 +507,12 @@ static int setup(struct kc_client *c, CURL *h, const char *url, struct curl_slis
     SET(CURLOPT_LOW_SPEED_LIMIT, 0L);
     SET(CURLOPT_LOW_SPEED_TIME, 0L);
     SET(CURLOPT_FOLLOWLOCATION, 0L);
+    SET(CURLOPT_HEADERFUNCTION, on_header);
+    SET(CURLOPT_HEADERDATA, x);
+    SET(CURLOPT_WRITEFUNCTION, on_data);
+    SET(CURLOPT_WRITEDATA, x);
 #undef SET
-    return e == CURLE_OK ? 0 : -1;
+    return kc_setup_status(e);
 }
 
 static int set_method(CURL *h, const char *method, const char *body, size_t len)
@@ -562,45 +568,45 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
         *out = NULL;
     if (!c || !method || !valid_target(path, query)) {
         snprintf(st->message, sizeof(st->message), "invalid request arguments");
-        return KC_ERR_INVAL;
+        return MK_ERR_INVAL;
     }
     if (body && !content_type)
         content_type = "application/json";
-    int rc = KC_OK;
+    int rc = MK_OK;
     char errbuf[CURL_ERROR_SIZE] = "";
     struct curl_slist *hdrs = NULL;
     struct xfer x = {0};
     buf_init(&x.body, c->max_body);
     char *url = make_url(c, path, query);
     if (!url) {
-        rc = KC_ERR_NOMEM;
+        rc = MK_ERR_NOMEM;
         goto out;
     }
-    if ((rc = make_headers(c, content_type, 0, &hdrs, st)) != KC_OK)
+    if ((rc = make_headers(c, content_type, 0, &hdrs, st)) != MK_OK)
         goto out;
     rl_wait(c);
     x.h = pool_get(c);
     if (!x.h) {
-        rc = KC_ERR_NOMEM;
+        rc = MK_ERR_NOMEM;
         goto out;
     }
     if (c->may_write && strcmp(method, "GET") != 0 && c->may_write(c->may_write_ud, method, path)) {
-        rc = KC_ERR_REFUSED;
+        rc = MK_ERR_REFUSED;
         snprintf(st->message, sizeof(st->message), "write refused by this client's may_write");
         goto out;
     }
-    if (setup(c, x.h, url, hdrs, errbuf, __atomic_load_n(&c->timeout_ms, __ATOMIC_RELAXED)) < 0 ||
-        curl_easy_setopt(x.h, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
-        curl_easy_setopt(x.h, CURLOPT_HEADERDATA, &x) != CURLE_OK ||
-        curl_easy_setopt(x.h, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK ||
-        curl_easy_setopt(x.h, CURLOPT_WRITEDATA, &x) != CURLE_OK ||
-        curl_easy_setopt(x.h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body) != CURLE_OK) {
-        rc = KC_ERR_INVAL;
-        snprintf(st->message, sizeof(st->message), "curl setup failed");
+    rc = setup(c, x.h, url, hdrs, errbuf, __atomic_load_n(&c->timeout_ms, __ATOMIC_RELAXED), &x,
+               on_body);
+    if (rc == 0)
+        rc = kc_setup_status(
+            curl_easy_setopt(x.h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body));
+    if (rc != 0) {
+        snprintf(st->message, sizeof(st->message), "%s",
+                 rc == MK_ERR_NOMEM ? "out of memory" : "curl setup failed");
         goto out;
     }
     if (set_method(x.h, method, body, body_len) < 0) {
-        rc = KC_ERR_INVAL;
+        rc = MK_ERR_INVAL;
         snprintf(st->message, sizeof(st->message), "unsupported method %.16s", method);
         goto out;
     }
@@ -609,16 +615,16 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
     curl_easy_getinfo(x.h, CURLINFO_RESPONSE_CODE, &code);
     st->retry_after_s = x.retry_after;
     if ((cc == CURLE_WRITE_ERROR && x.body.overflow) || cc == CURLE_FILESIZE_EXCEEDED) {
-        rc = KC_ERR_TOOBIG;
+        rc = MK_ERR_TOOBIG;
         st->http = code;
         snprintf(st->message, sizeof(st->message), "response body exceeds %zu bytes", c->max_body);
     } else if (cc == CURLE_WRITE_ERROR && x.body.oom) {
-        rc = KC_ERR_NOMEM;
+        rc = MK_ERR_NOMEM;
     } else if (cc != CURLE_OK) {
-        rc = KC_ERR_TRANSPORT;
+        rc = MK_ERR_TRANSPORT;
         transport_error(st, cc, errbuf);
     } else if (!is_2xx(code)) {
-        rc = KC_ERR_HTTP;
+        rc = MK_ERR_HTTP;
         decode_error(st, code, x.body.data, x.body.len);
     } else {
         st->http = code;
@@ -626,7 +632,7 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
             json_error_t jerr;
             *out = x.body.len ? json_loadb(x.body.data, x.body.len, 0, &jerr) : NULL;
             if (!*out) {
-                rc = KC_ERR_DECODE;
+                rc = MK_ERR_DECODE;
                 snprintf(st->message, sizeof(st->message), "invalid JSON in response: %s",
                          x.body.len ? jerr.text : "empty body");
             }
@@ -635,7 +641,7 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
     LOG_D("kube_client", "request", "method", method, "path", path, "server", c->server, "result",
           rc ? st->message : "ok");
 out:
-    if (rc == KC_ERR_NOMEM && !st->message[0])
+    if (rc == MK_ERR_NOMEM && !st->message[0])
         snprintf(st->message, sizeof(st->message), "out of memory");
     pool_put(c, x.h);
     free_headers(hdrs);
@@ -656,7 +662,7 @@ static int send_json(struct kc_client *c, const char *method, const char *path, 
             memset(st, 0, sizeof(*st));
             snprintf(st->message, sizeof(st->message), obj ? "out of memory" : "no body");
         }
-        return obj ? KC_ERR_NOMEM : KC_ERR_INVAL;
+        return obj ? MK_ERR_NOMEM : MK_ERR_INVAL;
     }
     int rc = kc_request(c, method, path, query, content_type, body, strlen(body), out, st);
     free(body);
@@ -671,7 +677,7 @@ static int inval(struct kc_status *st, json_t **out, const char *msg)
         memset(st, 0, sizeof(*st));
         snprintf(st->message, sizeof(st->message), "%s", msg);
     }
-    return KC_ERR_INVAL;
+    return MK_ERR_INVAL;
 }
 
 /* Object path; a namespaced resource needs a namespace. */
@@ -713,7 +719,7 @@ int kc_list(struct kc_client *c, const struct kc_resource *r, const char *ns,
     int rc;
     if (!buf_ok(&q) || !buf_cstr(&q)) {
         inval(st, out, "out of memory");
-        rc = KC_ERR_NOMEM;
+        rc = MK_ERR_NOMEM;
     } else {
         rc = kc_request(c, "GET", path, q.data, NULL, NULL, 0, out, st);
     }
@@ -733,11 +739,11 @@ int kc_list_pages(struct kc_client *c, const struct kc_resource *r, const char *
         return inval(st, NULL, "on_page is required");
     json_t *page = NULL;
     char *cont = NULL;
-    int rc = KC_OK;
+    int rc = MK_OK;
     long limit = page_size > 0 ? page_size : 500;
     for (int n = 0;; n++) {
         if (n == KC_MAX_PAGES) {
-            rc = KC_ERR_TOOBIG;
+            rc = MK_ERR_TOOBIG;
             snprintf(st->message, sizeof(st->message), "list has more than %d pages", KC_MAX_PAGES);
             goto out;
         }
@@ -749,17 +755,17 @@ int kc_list_pages(struct kc_client *c, const struct kc_resource *r, const char *
         json_decref(page);
         page = NULL;
         rc = kc_list(c, r, ns, &o, &page, st);
-        if (rc == KC_ERR_TOOBIG && limit > 1) {
+        if (rc == MK_ERR_TOOBIG && limit > 1) {
             limit /= 2; /* large objects: the same page again, smaller (max_body bounds each) */
             continue;
         }
-        if (rc != KC_OK)
+        if (rc != MK_OK)
             goto out;
         json_t *pi = json_object_get(page, "items");
         json_t *meta = json_object_get(page, "metadata");
         if (!json_is_object(page) || (pi && !json_is_array(pi) && !json_is_null(pi)) ||
             (meta && !json_is_object(meta))) {
-            rc = KC_ERR_DECODE;
+            rc = MK_ERR_DECODE;
             snprintf(st->message, sizeof(st->message), "list response is not a List");
             goto out;
         }
@@ -767,18 +773,18 @@ int kc_list_pages(struct kc_client *c, const struct kc_resource *r, const char *
         free(cont);
         cont = next && *next ? strdup(next) : NULL;
         if (next && *next && !cont) {
-            rc = KC_ERR_NOMEM;
+            rc = MK_ERR_NOMEM;
             goto out;
         }
         if (!cont) /* the last page carries the resourceVersion to watch from */
             json_object_del(meta, "continue");
-        if ((rc = on_page(page, ud)) != KC_OK)
+        if ((rc = on_page(page, ud)) != MK_OK)
             goto out;
         if (!cont)
             break;
     }
 out:
-    if (rc == KC_ERR_NOMEM)
+    if (rc == MK_ERR_NOMEM)
         snprintf(st->message, sizeof(st->message), "out of memory");
     json_decref(page);
     free(cont);
@@ -795,10 +801,10 @@ static int list_all_page(json_t *page, void *ud)
     struct list_all *la = ud;
     json_t *pi = json_object_get(page, "items");
     if (json_is_array(pi) && json_array_extend(la->items, pi) < 0)
-        return KC_ERR_NOMEM;
+        return MK_ERR_NOMEM;
     json_decref(la->last);
     la->last = json_incref(page);
-    return KC_OK;
+    return MK_OK;
 }
 
 int kc_list_all(struct kc_client *c, const struct kc_resource *r, const char *ns,
@@ -812,16 +818,16 @@ int kc_list_all(struct kc_client *c, const struct kc_resource *r, const char *ns
         return inval(st, NULL, "out is required");
     *out = NULL;
     struct list_all la = {json_array(), NULL};
-    int rc = KC_ERR_NOMEM;
+    int rc = MK_ERR_NOMEM;
     if (!la.items) {
         snprintf(st->message, sizeof(st->message), "out of memory");
         goto out;
     }
     rc = kc_list_pages(c, r, ns, label_selector, field_selector, page_size, list_all_page, &la, st);
-    if (rc != KC_OK)
+    if (rc != MK_OK)
         goto out;
     if (json_object_set(la.last, "items", la.items) < 0) {
-        rc = KC_ERR_NOMEM;
+        rc = MK_ERR_NOMEM;
         snprintf(st->message, sizeof(st->message), "out of memory");
         goto out;
     }
@@ -899,7 +905,7 @@ int kc_delete(struct kc_client *c, const struct kc_resource *r, const char *ns, 
     if (!path)
         return inval(st, NULL, "invalid resource, namespace or name");
     json_t *opts = json_pack("{s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1");
-    int rc = KC_ERR_NOMEM;
+    int rc = MK_ERR_NOMEM;
     if (opts && propagation && *propagation &&
         json_object_set_new(opts, "propagationPolicy", json_string(propagation)) < 0)
         goto out;
@@ -909,7 +915,7 @@ int kc_delete(struct kc_client *c, const struct kc_resource *r, const char *ns, 
     if (opts)
         rc = send_json(c, "DELETE", path, NULL, "application/json", opts, NULL, st);
 out:
-    if (rc == KC_ERR_NOMEM && st) {
+    if (rc == MK_ERR_NOMEM && st) {
         memset(st, 0, sizeof(*st));
         snprintf(st->message, sizeof(st->message), "out of memory");
     }
@@ -933,7 +939,7 @@ int kc_stream(struct kc_client *c, const char *path, const char *query, long tim
     memset(st, 0, sizeof(*st));
     if (!c || !on_data || !valid_target(path, query) || timeout_s < 0)
         return inval(st, NULL, "invalid stream arguments");
-    int rc = KC_OK;
+    int rc = MK_OK;
     char errbuf[CURL_ERROR_SIZE] = "";
     struct curl_slist *hdrs = NULL;
     CURLM *m = NULL;
@@ -941,25 +947,25 @@ int kc_stream(struct kc_client *c, const char *path, const char *query, long tim
     buf_init(&x.body, KC_ERR_BODY_MAX);
     char *url = make_url(c, path, query);
     if (!url) {
-        rc = KC_ERR_NOMEM;
+        rc = MK_ERR_NOMEM;
         goto out;
     }
-    if ((rc = make_headers(c, NULL, 1, &hdrs, st)) != KC_OK)
+    if ((rc = make_headers(c, NULL, 1, &hdrs, st)) != MK_OK)
         goto out;
     rl_wait(c);
     if (!(x.h = curl_easy_init()) || !(m = curl_multi_init())) {
-        rc = KC_ERR_NOMEM;
+        rc = MK_ERR_NOMEM;
         goto out;
     }
-    if (setup(c, x.h, url, hdrs, errbuf, timeout_s * 1000) < 0 ||
-        curl_easy_setopt(x.h, CURLOPT_HTTPGET, 1L) != CURLE_OK ||
-        curl_easy_setopt(x.h, CURLOPT_WRITEFUNCTION, on_stream) != CURLE_OK ||
-        curl_easy_setopt(x.h, CURLOPT_WRITEDATA, &x) != CURLE_OK ||
-        curl_easy_setopt(x.h, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK ||
-        curl_easy_setopt(x.h, CURLOPT_HEADERDATA, &x) != CURLE_OK ||
-        curl_multi_add_handle(m, x.h) != CURLM_OK) {
-        rc = KC_ERR_INVAL;
-        snprintf(st->message, sizeof(st->message), "curl setup failed");
+    rc = setup(c, x.h, url, hdrs, errbuf, timeout_s * 1000, &x, on_stream);
+    if (rc == 0)
+        rc = kc_setup_status(curl_easy_setopt(x.h, CURLOPT_HTTPGET, 1L));
+    CURLMcode added = rc == 0 ? curl_multi_add_handle(m, x.h) : CURLM_OK;
+    if (added != CURLM_OK)
+        rc = added == CURLM_OUT_OF_MEMORY ? MK_ERR_NOMEM : MK_ERR_INVAL;
+    if (rc != 0) {
+        snprintf(st->message, sizeof(st->message), "%s",
+                 rc == MK_ERR_NOMEM ? "out of memory" : "curl setup failed");
         goto out;
     }
     CURLcode cc = CURLE_OK;
@@ -973,7 +979,7 @@ int kc_stream(struct kc_client *c, const char *path, const char *query, long tim
         if (mc == CURLM_OK && running)
             mc = curl_multi_poll(m, NULL, 0, KC_STREAM_POLL, NULL);
         if (mc != CURLM_OK) {
-            rc = KC_ERR_TRANSPORT;
+            rc = MK_ERR_TRANSPORT;
             st->transport_code = (int)mc;
             snprintf(st->message, sizeof(st->message), "%s", curl_multi_strerror(mc));
             goto out;
@@ -991,20 +997,20 @@ int kc_stream(struct kc_client *c, const char *path, const char *query, long tim
     curl_easy_getinfo(x.h, CURLINFO_RESPONSE_CODE, &code);
     st->retry_after_s = x.retry_after;
     if (x.stopped || x.cb_stopped) {
-        rc = KC_ERR_STOPPED;
+        rc = MK_ERR_STOPPED;
         st->http = code;
         snprintf(st->message, sizeof(st->message), "stopped%s", x.cb_stopped ? " by callback" : "");
     } else if (cc != CURLE_OK) {
-        rc = KC_ERR_TRANSPORT;
+        rc = MK_ERR_TRANSPORT;
         transport_error(st, cc, errbuf);
     } else if (!is_2xx(code)) {
-        rc = KC_ERR_HTTP;
+        rc = MK_ERR_HTTP;
         decode_error(st, code, x.body.data, x.body.len);
     } else {
         st->http = code;
     }
 out:
-    if (rc == KC_ERR_NOMEM && !st->message[0])
+    if (rc == MK_ERR_NOMEM && !st->message[0])
         snprintf(st->message, sizeof(st->message), "out of memory");
     if (m && x.h)
         curl_multi_remove_handle(m, x.h);
@@ -1024,31 +1030,31 @@ out:
 static int parse_server(struct kc_client *c, char *err, size_t errlen)
 {
     const struct kcfg *cfg = c->cfg;
-    int rc = -1;
+    int rc = MK_ERR_INVAL;
     char *scheme = NULL, *host = NULL, *port = NULL, *url = NULL;
     CURLU *u = curl_url();
     if (!u || curl_url_set(u, CURLUPART_URL, c->server, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
         strcmp(scheme, "https") != 0 || curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
-        set_err(err, errlen, "server: not a valid https:// URL");
+        errf(err, errlen, MK_ERR_INVAL, "server: not a valid https:// URL");
         goto out;
     }
     if (!cfg->tls_server_name || !*cfg->tls_server_name) {
         c->url_base = strdup(c->server);
-        rc = c->url_base ? 0 : -1;
+        rc = c->url_base ? 0 : MK_ERR_NOMEM;
         goto out;
     }
     for (const char *p = cfg->tls_server_name; *p; p++) {
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
               *p == '-' || *p == '.')) {
-            set_err(err, errlen, "tls-server-name: not a host name");
+            errf(err, errlen, MK_ERR_INVAL, "tls-server-name: not a host name");
             goto out;
         }
     }
     if (curl_url_set(u, CURLUPART_HOST, cfg->tls_server_name, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK) {
-        set_err(err, errlen, "tls-server-name: cannot build URL");
+        errf(err, errlen, MK_ERR_INVAL, "tls-server-name: cannot build URL");
         goto out;
     }
     size_t n = strlen(url);
@@ -1063,9 +1069,9 @@ static int parse_server(struct kc_client *c, char *err, size_t errlen)
     c->host_hdr = buf_ok(&b) ? buf_steal(&b) : NULL;
     buf_free(&b);
     c->url_base = strdup(url);
-    rc = c->connect_to && c->host_hdr && c->url_base ? 0 : -1;
-    if (rc)
-        set_err(err, errlen, "out of memory");
+    rc = c->connect_to && c->host_hdr && c->url_base
+             ? 0
+             : errf(err, errlen, MK_ERR_NOMEM, "out of memory");
 out:
     curl_free(scheme);
     curl_free(host);
@@ -1079,17 +1085,17 @@ struct kc_client *kc_new(struct kcfg *cfg, const struct kc_options *opt, char *e
 {
     pthread_once(&global_once, global_init);
     if (global_rc != CURLE_OK) {
-        set_err(err, errlen, "curl_global_init failed");
+        errf(err, errlen, MK_ERR_INVAL, "curl_global_init failed");
         return NULL;
     }
     if (!cfg || !cfg->server || !*cfg->server) {
-        set_err(err, errlen, "server: missing");
+        errf(err, errlen, MK_ERR_INVAL, "server: missing");
         return NULL;
     }
     struct kc_options o = opt ? *opt : (struct kc_options){0};
     struct kc_client *c = calloc(1, sizeof(*c));
     if (!c) {
-        set_err(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         return NULL;
     }
     c->cfg = cfg;
@@ -1114,7 +1120,7 @@ struct kc_client *kc_new(struct kcfg *cfg, const struct kc_options *opt, char *e
         c->accept_stream_hdr = NULL;
     c->pool = calloc((size_t)c->pool_size, sizeof(CURL *));
     if (!c->server || !c->user_agent || !c->accept_hdr || !c->accept_stream_hdr || !c->pool) {
-        set_err(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         kc_free(c);
         return NULL;
     }

@@ -15,24 +15,18 @@
 #ifndef MKUEUE_KUBE_CLIENT_H
 #define MKUEUE_KUBE_CLIENT_H
 
+#include <curl/curl.h>
 #include <jansson.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "kube_config.h"
 
-/* Return codes (0 = success). */
-enum {
-    KC_OK = 0,
-    KC_ERR_TRANSPORT = -1, /* connect/TLS/timeout/reset; see st->message */
-    KC_ERR_HTTP = -2,      /* the server answered non-2xx; see st */
-    KC_ERR_DECODE = -3,    /* response body was not the JSON we expected */
-    KC_ERR_NOMEM = -4,
-    KC_ERR_TOOBIG = -5,  /* response exceeded max_body */
-    KC_ERR_INVAL = -6,   /* bad arguments */
-    KC_ERR_STOPPED = -7, /* aborted by a stop flag (watch) */
-    KC_ERR_REFUSED = -8  /* a write the client's may_write refused; nothing was sent */
-};
+/* Returns are errf.h's MK_OK / MK_ERR_*: TRANSPORT (connect/TLS/timeout/reset; see
+ * st->message), HTTP (the server answered non-2xx; see st), DECODE (the body was
+ * not the JSON expected), NOMEM, TOOBIG (the response exceeded max_body), INVAL
+ * (bad arguments), STOPPED (a stop flag, watch), REFUSED (the client's
+ * may_write refused the write; nothing was sent). */
 
 /* What a request ended with: always filled, also on success. */
 struct kc_status {
@@ -40,7 +34,7 @@ struct kc_status {
     char reason[64];    /* Status.reason, e.g. "NotFound", "AlreadyExists", "Conflict" */
     char message[512];  /* Status.message, or the transport error */
     long retry_after_s; /* Retry-After header (429/503) or details.retryAfterSeconds, else 0 */
-    int transport_code; /* CURLcode when rc == KC_ERR_TRANSPORT */
+    int transport_code; /* CURLcode when rc == MK_ERR_TRANSPORT */
 };
 
 #define kc_is_not_found(st)      ((st)->http == 404)
@@ -74,7 +68,7 @@ struct kc_options {
     const char *accept_stream;
     /* Asked on the requesting thread right before each request that is not a
      * GET goes out (after the rate limiter's wait): non-zero refuses it with
-     * KC_ERR_REFUSED. NULL allows every write. The reconciler refuses writes
+     * MK_ERR_REFUSED. NULL allows every write. The reconciler refuses writes
      * once its lease may have run out (leader.h). */
     int (*may_write)(void *ud, const char *method, const char *path);
     void *may_write_ud;
@@ -108,7 +102,7 @@ char *kc_path(const struct kc_resource *r, const char *ns, const char *name, con
 
 /* All calls below: st may be NULL; *out (when given) is set to NULL on
  * failure; a namespaced resource needs ns for single-object calls and create
- * (KC_ERR_INVAL otherwise). */
+ * (MK_ERR_INVAL otherwise). */
 
 /* GET one object. */
 int kc_get(struct kc_client *c, const struct kc_resource *r, const char *ns, const char *name,
@@ -128,10 +122,10 @@ int kc_list(struct kc_client *c, const struct kc_resource *r, const char *ns,
 /* All pages, following `continue`, one at a time: on_page gets each page
  * (borrowed; it may change it, e.g. take its items), released before the next
  * one is fetched; on the last page metadata.continue is removed and
- * metadata.resourceVersion is the one to watch from. on_page returns KC_OK or
+ * metadata.resourceVersion is the one to watch from. on_page returns MK_OK or
  * a negative code of its own, which stops the list and is returned.
  * page_size 0 = 500. A page over the client's max_body is asked again with
- * half the limit, down to 1: KC_ERR_TOOBIG then means one object (with the
+ * half the limit, down to 1: MK_ERR_TOOBIG then means one object (with the
  * List's envelope) exceeds max_body. */
 int kc_list_pages(struct kc_client *c, const struct kc_resource *r, const char *ns,
                   const char *label_selector, const char *field_selector, long page_size,
@@ -163,7 +157,7 @@ int kc_update(struct kc_client *c, const struct kc_resource *r, const char *ns, 
               const char *subresource, json_t *obj, json_t **out, struct kc_status *st);
 
 /* DELETE with propagationPolicy ("Background", "Foreground", "Orphan" or NULL)
- * and an optional UID precondition. 404 is returned as KC_ERR_HTTP. */
+ * and an optional UID precondition. 404 is returned as MK_ERR_HTTP. */
 int kc_delete(struct kc_client *c, const struct kc_resource *r, const char *ns, const char *name,
               const char *propagation, const char *precondition_uid, struct kc_status *st);
 
@@ -181,9 +175,9 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
  * timeout_s bounds the whole stream (0 = none). Not subject to the
  * per-request timeout, but to the QPS limiter once at start. Chunks are raw
  * (not split on lines). Returns 0 when the server ended the stream,
- * KC_ERR_STOPPED when *stop or on_data ended it, KC_ERR_HTTP with the
+ * MK_ERR_STOPPED when *stop or on_data ended it, MK_ERR_HTTP with the
  * decoded Status on a non-2xx answer (on_data is not called then),
- * KC_ERR_TRANSPORT on errors and timeout. Uses its own connection. */
+ * MK_ERR_TRANSPORT on errors and timeout. Uses its own connection. */
 typedef int (*kc_data_fn)(const char *data, size_t len, void *ud);
 int kc_stream(struct kc_client *c, const char *path, const char *query, long timeout_s,
               volatile int *stop, kc_data_fn on_data, void *ud, struct kc_status *st);
@@ -191,6 +185,11 @@ int kc_stream(struct kc_client *c, const char *path, const char *query, long tim
 /* Decodes a Kubernetes Status object (e.g. a watch ERROR event's object)
  * into st: reason, message, details.retryAfterSeconds (when st has none
  * yet); st->http = http, or the Status' code when http is 0. */
+/* The status of a failed curl option setting: MK_ERR_NOMEM for
+ * CURLE_OUT_OF_MEMORY (the string and blob options copy), else
+ * MK_ERR_INVAL; 0 for CURLE_OK. Pure. */
+int kc_setup_status(CURLcode e);
+
 void kc_status_from_json(const json_t *obj, long http, struct kc_status *st);
 
 /* Escapes a string for a URL query value or path segment (RFC 3986

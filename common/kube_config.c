@@ -67,7 +67,7 @@ static int ynode_new(const yaml_event_t *ev, struct ynode **out, char *err, size
 {
     struct ynode *y = calloc(1, sizeof(*y));
     if (!y)
-        return errf(err, errlen, -ENOMEM, "out of memory");
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     if (ev->type == YAML_SEQUENCE_START_EVENT) {
         y->type = Y_SEQ;
     } else if (ev->type == YAML_MAPPING_START_EVENT) {
@@ -78,12 +78,12 @@ static int ynode_new(const yaml_event_t *ev, struct ynode **out, char *err, size
         y->type = Y_SCALAR;
         if (memchr(v, '\0', n)) { /* "a\0b" would compare equal to "a" */
             free(y);
-            return errf(err, errlen, -EINVAL, "YAML strings must not contain NUL (line %zu)",
+            return errf(err, errlen, MK_ERR_INVAL, "YAML strings must not contain NUL (line %zu)",
                         ev->start_mark.line + 1);
         }
         if (!(y->str = strndup(v, n))) {
             free(y);
-            return errf(err, errlen, -ENOMEM, "out of memory");
+            return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         }
         y->is_null = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
                      (!n || !strcmp(v, "~") || !strcasecmp(v, "null"));
@@ -116,12 +116,12 @@ static int yaml_load(const char *text, size_t len, struct ynode **out, char *err
     int rc = 0, docs = 0, done = 0;
 
     if (!yaml_parser_initialize(&p))
-        return errf(err, errlen, -ENOMEM, "out of memory");
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     yaml_parser_set_input_string(&p, (const unsigned char *)(text ? text : ""), text ? len : 0);
     while (!done && !rc) {
         if (!yaml_parser_parse(&p, &ev)) {
-            rc = errf(err, errlen, -EINVAL, "invalid YAML at line %zu: %s", p.problem_mark.line + 1,
-                      p.problem ? p.problem : "syntax error");
+            rc = errf(err, errlen, MK_ERR_INVAL, "invalid YAML at line %zu: %s",
+                      p.problem_mark.line + 1, p.problem ? p.problem : "syntax error");
             break;
         }
         struct ynode *y = NULL;
@@ -131,17 +131,17 @@ static int yaml_load(const char *text, size_t len, struct ynode **out, char *err
             break;
         case YAML_DOCUMENT_START_EVENT:
             if (++docs > 1)
-                rc = errf(err, errlen, -EINVAL, "multiple YAML documents are not allowed");
+                rc = errf(err, errlen, MK_ERR_INVAL, "multiple YAML documents are not allowed");
             break;
         case YAML_ALIAS_EVENT:
-            rc = errf(err, errlen, -EINVAL, "YAML aliases are not allowed (line %zu)",
+            rc = errf(err, errlen, MK_ERR_INVAL, "YAML aliases are not allowed (line %zu)",
                       ev.start_mark.line + 1);
             break;
         case YAML_SCALAR_EVENT:
         case YAML_SEQUENCE_START_EVENT:
         case YAML_MAPPING_START_EVENT:
             if (++count > KCFG_MAX_NODES) {
-                rc = errf(err, errlen, -EINVAL, "YAML has more than %d nodes", KCFG_MAX_NODES);
+                rc = errf(err, errlen, MK_ERR_INVAL, "YAML has more than %d nodes", KCFG_MAX_NODES);
                 break;
             }
             if ((rc = ynode_new(&ev, &y, err, errlen)))
@@ -151,7 +151,7 @@ static int yaml_load(const char *text, size_t len, struct ynode **out, char *err
             } else if (stack[depth - 1]->type == Y_MAP && stack[depth - 1]->n % 2 == 0 &&
                        y->type == Y_SCALAR && is_merge_key(&ev)) {
                 ynode_free(y);
-                rc = errf(err, errlen, -EINVAL,
+                rc = errf(err, errlen, MK_ERR_INVAL,
                           "YAML merge keys (<<) are not allowed (line %zu): other readers "
                           "would merge fields this check never sees",
                           ev.start_mark.line + 1);
@@ -159,17 +159,17 @@ static int yaml_load(const char *text, size_t len, struct ynode **out, char *err
             } else if (stack[depth - 1]->type == Y_MAP && stack[depth - 1]->n % 2 == 0 &&
                        y->type != Y_SCALAR) {
                 ynode_free(y);
-                rc = errf(err, errlen, -EINVAL, "YAML mapping keys must be strings (line %zu)",
+                rc = errf(err, errlen, MK_ERR_INVAL, "YAML mapping keys must be strings (line %zu)",
                           ev.start_mark.line + 1);
                 break;
             } else if (ynode_add(stack[depth - 1], y) < 0) {
                 ynode_free(y);
-                rc = errf(err, errlen, -ENOMEM, "out of memory");
+                rc = errf(err, errlen, MK_ERR_NOMEM, "out of memory");
                 break;
             }
             if (y->type != Y_SCALAR) {
                 if (depth == KCFG_MAX_DEPTH)
-                    rc = errf(err, errlen, -EINVAL, "YAML nested deeper than %d levels",
+                    rc = errf(err, errlen, MK_ERR_INVAL, "YAML nested deeper than %d levels",
                               KCFG_MAX_DEPTH);
                 else
                     stack[depth++] = y;
@@ -186,9 +186,9 @@ static int yaml_load(const char *text, size_t len, struct ynode **out, char *err
     }
     yaml_parser_delete(&p);
     if (!rc && (!root || root->is_null))
-        rc = errf(err, errlen, -EINVAL, "kubeconfig is empty");
+        rc = errf(err, errlen, MK_ERR_INVAL, "kubeconfig is empty");
     if (!rc && root->type != Y_MAP)
-        rc = errf(err, errlen, -EINVAL, "kubeconfig must be a YAML mapping");
+        rc = errf(err, errlen, MK_ERR_INVAL, "kubeconfig must be a YAML mapping");
     if (rc)
         ynode_free(root);
     else
@@ -209,35 +209,32 @@ struct pctx {
 static int vferr(struct pctx *pc, int rc, const char *path, const char *key, const char *fmt,
                  va_list ap)
 {
-    if (pc->err && pc->errlen) {
-        int n = snprintf(pc->err, pc->errlen, "%s%s%s: ", path, *path && key ? "." : "",
-                         key ? key : "");
-        if (n >= 0 && (size_t)n < pc->errlen)
-            vsnprintf(pc->err + n, pc->errlen - (size_t)n, fmt, ap);
-    }
-    return rc;
+    char msg[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    return errf(pc->err, pc->errlen, rc, "%s%s%s: %s", path, *path && key ? "." : "",
+                key ? key : "", msg);
 }
 
-/* A malformed field: -EINVAL. */
+/* A malformed field: MK_ERR_INVAL. */
 static int ferr(struct pctx *pc, const char *path, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int ferr(struct pctx *pc, const char *path, const char *key, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = vferr(pc, -EINVAL, path, key, fmt, ap);
+    int rc = vferr(pc, MK_ERR_INVAL, path, key, fmt, ap);
     va_end(ap);
     return rc;
 }
 
-/* A well-formed field a safety rule refuses: KCFG_ERR_REFUSED. */
+/* A well-formed field a safety rule refuses: MK_ERR_REFUSED. */
 static int refuse(struct pctx *pc, const char *path, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int refuse(struct pctx *pc, const char *path, const char *key, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = vferr(pc, KCFG_ERR_REFUSED, path, key, fmt, ap);
+    int rc = vferr(pc, MK_ERR_REFUSED, path, key, fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -335,7 +332,7 @@ static int find_named(struct pctx *pc, const struct ynode *root, const char *lis
         hit_i = i;
     }
     if (!hit)
-        return errf(pc->err, pc->errlen, -EINVAL, "%s \"%.100s\" not found", noun, name);
+        return errf(pc->err, pc->errlen, MK_ERR_INVAL, "%s \"%.100s\" not found", noun, name);
     snprintf(path, pathlen, "%s[%zu]", list, hit_i);
     if ((rc = get(pc, hit, path, noun, Y_MAP, out)))
         return rc;
@@ -459,9 +456,9 @@ int kcfg_base64_decode(const char *s, char **out, size_t *outlen)
     size_t n = strlen(s), m = 0, pad = 0;
     char *clean = malloc(n + 1);
     unsigned char *dst = NULL;
-    int rc = -EINVAL, r;
+    int rc = MK_ERR_INVAL, r;
     if (!clean)
-        return -ENOMEM;
+        return MK_ERR_NOMEM;
     for (size_t i = 0; i < n; i++)
         if (!strchr(" \t\r\n", s[i]))
             clean[m++] = s[i];
@@ -471,7 +468,7 @@ int kcfg_base64_decode(const char *s, char **out, size_t *outlen)
     if (memchr(clean, '=', m - pad)) /* padding only at the very end */
         goto out;
     if (!(dst = malloc(m / 4 * 3 + 1))) {
-        rc = -ENOMEM;
+        rc = MK_ERR_NOMEM;
         goto out;
     }
     r = EVP_DecodeBlock(dst, (const unsigned char *)clean, (int)m);
@@ -535,20 +532,20 @@ static int get_pem(struct pctx *pc, const struct ynode *m, const char *path, con
     if (data) {
         used = dkey;
         rc = kcfg_base64_decode(data, out, outlen);
-        if (rc == -EINVAL)
+        if (rc == MK_ERR_INVAL)
             return ferr(pc, path, dkey, "invalid base64");
     } else if (file) {
         used = key;
         if (!(full = fio_join(pc->base, file)))
-            return errf(pc->err, pc->errlen, -ENOMEM, "out of memory");
+            return errf(pc->err, pc->errlen, MK_ERR_NOMEM, "out of memory");
         rc = fio_read_file(full, KCFG_MAX_BYTES, out, outlen);
-        if (rc && rc != -ENOMEM)
-            ferr(pc, path, key, "open %.200s: %s", full, strerror(-rc));
+        if (rc && rc != MK_ERR_NOMEM)
+            ferr(pc, path, key, "open %.200s: %s", full, fio_strerror(rc));
         free(full);
     } else {
         return 0;
     }
-    if (rc == -ENOMEM)
+    if (rc == MK_ERR_NOMEM)
         return errf(pc->err, pc->errlen, rc, "out of memory");
     if (rc)
         return rc;
@@ -574,7 +571,7 @@ static int read_token(const char *path, char **out)
     *e = '\0';
     if (!*s || !valid_token(s)) {
         free_secret(t, len);
-        return -EINVAL;
+        return MK_ERR_INVAL;
     }
     memmove(t, s, (size_t)(e - s) + 1);
     *out = t;
@@ -589,7 +586,7 @@ static int token_refresh(struct kcfg *cfg)
     char *t;
     int rc;
     if (stat(cfg->token_file, &st) < 0)
-        return -errno;
+        return MK_ERR_IO;
     if (cfg->file_token && st.st_ino == cfg->file_ino &&
         st.st_mtim.tv_sec == cfg->file_mtime.tv_sec &&
         st.st_mtim.tv_nsec == cfg->file_mtime.tv_nsec)
@@ -605,7 +602,7 @@ static int token_refresh(struct kcfg *cfg)
 
 static const char *token_error(int rc)
 {
-    return rc == -EINVAL ? "empty or invalid token" : strerror(-rc);
+    return rc == MK_ERR_INVAL ? "empty or invalid token" : fio_strerror(rc);
 }
 
 char *kcfg_bearer_token(struct kcfg *cfg)
@@ -661,7 +658,7 @@ void kcfg_free(struct kcfg *cfg)
 static int dup_to(struct pctx *pc, char **dst, const char *s)
 {
     if (!(*dst = strdup(s)))
-        return errf(pc->err, pc->errlen, -ENOMEM, "out of memory");
+        return errf(pc->err, pc->errlen, MK_ERR_NOMEM, "out of memory");
     return 0;
 }
 
@@ -753,7 +750,7 @@ static int parse_user(struct pctx *pc, const struct ynode *u, const char *path, 
         if (!(pc->flags & KCFG_TRUSTED))
             return refuse(pc, path, "tokenFile", "tokenFile is not allowed"); /* Kueue's words */
         if (!(cfg->token_file = fio_join(pc->base, s)))
-            return errf(pc->err, pc->errlen, -ENOMEM, "out of memory");
+            return errf(pc->err, pc->errlen, MK_ERR_NOMEM, "out of memory");
         if ((rc = token_refresh(cfg)))
             return ferr(pc, path, "tokenFile", "%.200s: %s", cfg->token_file, token_error(rc));
     }
@@ -780,21 +777,22 @@ int kcfg_parse(const char *yaml, size_t len, const char *context, int flags, con
     if (err && errlen)
         err[0] = '\0';
     if (len > KCFG_MAX_BYTES)
-        return errf(err, errlen, -EFBIG, "kubeconfig is larger than %d bytes", KCFG_MAX_BYTES);
+        return errf(err, errlen, MK_ERR_TOOBIG, "kubeconfig is larger than %d bytes",
+                    KCFG_MAX_BYTES);
     if ((rc = yaml_load(yaml, len, &root, err, errlen)))
         return rc;
     if (!context || !*context) {
         if ((rc = get_str(&pc, root, "", "current-context", &context)))
             goto out;
         if (!context) {
-            rc = errf(err, errlen, -EINVAL, "current-context is not set");
+            rc = errf(err, errlen, MK_ERR_INVAL, "current-context is not set");
             goto out;
         }
     }
     if ((rc = find_named(&pc, root, "contexts", "context", context, &ctx, xpath, sizeof(xpath))))
         goto out;
     if (!(cfg = kcfg_new())) {
-        rc = errf(err, errlen, -ENOMEM, "out of memory");
+        rc = errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         goto out;
     }
     if ((rc = dup_to(&pc, &cfg->context, context)))
@@ -837,13 +835,13 @@ int kcfg_load_file(const char *path, const char *context, int flags, struct kcfg
 
     *out = NULL;
     rc = fio_read_file(path, KCFG_MAX_BYTES, &data, &len);
-    if (rc == -EFBIG)
+    if (rc == MK_ERR_TOOBIG)
         return errf(err, errlen, rc, "%s: kubeconfig is larger than %d bytes", path,
                     KCFG_MAX_BYTES);
     if (rc)
-        return errf(err, errlen, rc, "open %s: %s", path, strerror(-rc));
+        return errf(err, errlen, rc, "open %s: %s", path, fio_strerror(rc));
     if (!(dir = strdup(path))) {
-        rc = errf(err, errlen, -ENOMEM, "out of memory");
+        rc = errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         goto out;
     }
     rc = kcfg_parse(data, len, context, flags, dirname(dir), out, err, errlen);
@@ -859,23 +857,23 @@ int kcfg_in_cluster(const char *sa_dir, struct kcfg **out, char *err, size_t err
     const char *port = getenv("KUBERNETES_SERVICE_PORT");
     struct kcfg *cfg = NULL;
     char *path = NULL;
-    int rc = -ENOMEM, v6;
+    int rc = MK_ERR_NOMEM, v6;
 
     *out = NULL;
     if (!host || !*host || !port || !*port)
-        return errf(err, errlen, -EINVAL,
+        return errf(err, errlen, MK_ERR_INVAL,
                     "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and "
                     "KUBERNETES_SERVICE_PORT must be defined");
     v6 = strchr(host, ':') != NULL;
     if (!(v6 ? valid_ip(host, strlen(host), AF_INET6)
              : valid_dns(host, strlen(host)) || valid_ip(host, strlen(host), AF_INET)) ||
         !valid_port(port, strlen(port)))
-        return errf(err, errlen, -EINVAL,
+        return errf(err, errlen, MK_ERR_INVAL,
                     "invalid KUBERNETES_SERVICE_HOST or KUBERNETES_SERVICE_PORT");
     if (!sa_dir)
         sa_dir = DEFAULT_SA_DIR;
     if (!(cfg = kcfg_new()))
-        return errf(err, errlen, -ENOMEM, "out of memory");
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     if (asprintf(&path, v6 ? "https://[%s]:%s" : "https://%s:%s", host, port) < 0) {
         path = NULL; /* undefined after a failed asprintf */
         goto out;
@@ -884,12 +882,12 @@ int kcfg_in_cluster(const char *sa_dir, struct kcfg **out, char *err, size_t err
     if (!(path = fio_join(sa_dir, "ca.crt")) || !(cfg->token_file = fio_join(sa_dir, "token")))
         goto out;
     if ((rc = fio_read_file(path, KCFG_MAX_BYTES, &cfg->ca_pem, &cfg->ca_len))) {
-        if (rc != -ENOMEM)
-            errf(err, errlen, rc, "open %s: %s", path, strerror(-rc));
+        if (rc != MK_ERR_NOMEM)
+            errf(err, errlen, rc, "open %s: %s", path, fio_strerror(rc));
         goto out;
     }
     if (!pem_ok(cfg->ca_pem, cfg->ca_len, 0)) {
-        rc = errf(err, errlen, -EINVAL, "%s: no PEM certificate found", path);
+        rc = errf(err, errlen, MK_ERR_INVAL, "%s: no PEM certificate found", path);
         goto out;
     }
     if ((rc = token_refresh(cfg))) {
@@ -898,12 +896,12 @@ int kcfg_in_cluster(const char *sa_dir, struct kcfg **out, char *err, size_t err
     }
     free(path);
     if (!(path = fio_join(sa_dir, "namespace"))) {
-        rc = -ENOMEM;
+        rc = MK_ERR_NOMEM;
         goto out;
     }
     (void)read_token(path, &cfg->namespace); /* optional */
 out:
-    if (rc == -ENOMEM)
+    if (rc == MK_ERR_NOMEM)
         errf(err, errlen, rc, "out of memory");
     free(path);
     if (rc)

@@ -24,6 +24,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "errf.h"
+
 #define KCFG_MAX_BYTES (1024 * 1024) /* larger kubeconfigs are refused */
 #define KCFG_MAX_DEPTH 64            /* YAML nesting */
 #define KCFG_MAX_NODES 65536         /* YAML scalars, mappings and sequences */
@@ -61,12 +63,11 @@ struct kcfg {
     int file_err;   /* last re-read error, logged once */
 };
 
-/* What kcfg_parse returns when a well-formed kubeconfig breaks a safety rule
+/* kcfg_parse returns MK_ERR_REFUSED when a well-formed kubeconfig breaks a safety rule
  * (exec, auth providers, basic auth, file paths or token files when
  * untrusted, insecure-skip-tls-verify, proxies, a server URL that is missing,
  * not https:// or not a plain host[:port]). Malformed input and unsupported
- * features (impersonation) give -EINVAL. */
-#define KCFG_ERR_REFUSED (-EPERM)
+ * features (impersonation) give MK_ERR_INVAL. */
 
 /* Parses kubeconfig YAML. `context` NULL selects current-context. `path_base`
  * is the folder relative file paths resolve against (trusted mode only; NULL
@@ -95,8 +96,8 @@ char *kcfg_bearer_token(struct kcfg *cfg);
 
 /* Strict standard base64 (Go's StdEncoding, as in Kubernetes' `data` fields);
  * spaces and line breaks are ignored. On success returns 0 and *out is a
- * malloc'd, NUL-terminated copy (caller frees) of *outlen bytes; -EINVAL on
- * invalid input (including empty), -ENOMEM. */
+ * malloc'd, NUL-terminated copy (caller frees) of *outlen bytes; MK_ERR_INVAL on
+ * invalid input (including empty), MK_ERR_NOMEM. */
 int kcfg_base64_decode(const char *s, char **out, size_t *outlen);
 
 /* Frees cfg and everything it owns; NULL is a no-op. */

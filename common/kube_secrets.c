@@ -1,4 +1,5 @@
 #include "kube_secrets.h"
+#include "errf.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -124,10 +125,10 @@ static void poll_once(struct ksec *k)
         json_t *obj = NULL, *keep = NULL;
         struct kc_status st;
         int rc = kc_get(k->client, &SECRETS, k->ns, name, &obj, &st);
-        if (rc == KC_OK) {
+        if (rc == MK_OK) {
             clear_error(k, name);
             keep = ksec_slim(obj);
-        } else if (rc == KC_ERR_HTTP && kc_is_not_found(&st)) {
+        } else if (rc == MK_ERR_HTTP && kc_is_not_found(&st)) {
             clear_error(k, name);
         } else {
             char why[700];
@@ -190,12 +191,13 @@ struct ksec *ksec_start(struct kc_client *client, struct kcache *mkclusters, str
                         const struct ksec_options *o, char *err, size_t errlen)
 {
     if (!client || !mkclusters || !out || !o || !o->ns || !*o->ns) {
-        snprintf(err, errlen, "kubeconfig secrets: client, caches and namespace are required");
+        errf(err, errlen, MK_ERR_INVAL,
+             "kubeconfig secrets: client, caches and namespace are required");
         return NULL;
     }
     struct ksec *k = calloc(1, sizeof(*k));
     if (!k) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         return NULL;
     }
     k->client = client;
@@ -207,12 +209,12 @@ struct ksec *ksec_start(struct kc_client *client, struct kcache *mkclusters, str
     k->ns = strdup(o->ns);
     k->last_err = smap_new();
     if (!k->ns || !k->last_err) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         ksec_free(k);
         return NULL;
     }
     if (pthread_create(&k->thread, NULL, poll_main, k) != 0) {
-        snprintf(err, errlen, "cannot start the kubeconfig secrets thread");
+        errf(err, errlen, MK_ERR_INVAL, "cannot start the kubeconfig secrets thread");
         ksec_free(k);
         return NULL;
     }

@@ -44,7 +44,7 @@ int kw_decode_line(const char *line, size_t len, int max_depth, struct kw_event 
 {
     json_error_t jerr;
     json_t *root = NULL;
-    int rc = KW_ERR_DECODE;
+    int rc = MK_ERR_DECODE;
     *out = NULL;
     memset(ev, 0, sizeof(*ev));
     if (max_depth <= 0)
@@ -142,7 +142,7 @@ static int emit_line(struct kw_decoder *d, const char *s, size_t len, kw_event_f
     struct kw_event ev;
     json_t *root;
     if (kw_decode_line(s, len, d->max_depth, &ev, &root, d->err, sizeof(d->err)) != 0)
-        return fail(d, KW_ERR_DECODE);
+        return fail(d, MK_ERR_DECODE);
     int rc = cb(&ev, ud);
     json_decref(root);
     return rc > 0 ? rc : 0;
@@ -157,12 +157,12 @@ int kw_decoder_feed(struct kw_decoder *d, const char *data, size_t len, kw_event
         size_t seg = nl ? (size_t)(nl - data) : len;
         if (d->line.len + seg > d->max_line) {
             errf(d->err, sizeof(d->err), 0, "watch event longer than %zu bytes", d->max_line);
-            return fail(d, KW_ERR_TOOBIG);
+            return fail(d, MK_ERR_TOOBIG);
         }
         if (!nl) {
             if (buf_append(&d->line, data, seg) != 0) {
                 errf(d->err, sizeof(d->err), 0, "out of memory buffering a watch event");
-                return fail(d, KW_ERR_NOMEM);
+                return fail(d, MK_ERR_NOMEM);
             }
             return 0;
         }
@@ -172,7 +172,7 @@ int kw_decoder_feed(struct kw_decoder *d, const char *data, size_t len, kw_event
         } else {
             if (buf_append(&d->line, data, seg) != 0) {
                 errf(d->err, sizeof(d->err), 0, "out of memory buffering a watch event");
-                return fail(d, KW_ERR_NOMEM);
+                return fail(d, MK_ERR_NOMEM);
             }
             rc = emit_line(d, d->line.data, d->line.len, cb, ud);
             line_clear(d);
@@ -331,7 +331,7 @@ static void mark_failed(struct kw_informer *inf, const char *what, const char *m
 
 static void status_text(int rc, const struct kc_status *st, char *out, size_t outlen)
 {
-    if (rc == KC_ERR_HTTP)
+    if (rc == MK_ERR_HTTP)
         snprintf(out, outlen, "HTTP %ld %s: %s", st->http, st->reason, st->message);
     else
         snprintf(out, outlen, "error %d: %s", rc, st->message[0] ? st->message : "(no detail)");
@@ -364,9 +364,6 @@ struct list_acc {
     json_t *rv;         /* resourceVersion of the last page (one reference) */
 };
 
-/* list_page's own code, apart from every KC_ERR_*: the cache's cap is passed. */
-#define LIST_ERR_FULL (-100)
-
 /* Compacts each page's items as it arrives, so a large first list never
  * holds more than one page as full trees. */
 static int list_page(json_t *page, void *ud)
@@ -377,16 +374,16 @@ static int list_page(json_t *page, void *ud)
     if (la->max_objects &&
         json_array_size(la->items) + json_array_size(json_object_get(page, "items")) >
             la->max_objects)
-        return LIST_ERR_FULL; /* stop before holding more than the cache may */
+        return MK_ERR_FULL; /* stop before holding more than the cache may */
     json_array_foreach(json_object_get(page, "items"), i, obj)
     {
         if (json_array_append_new(la->items, kcache_transform(la->cache, json_incref(obj))) != 0)
-            return KC_ERR_NOMEM;
+            return MK_ERR_NOMEM;
     }
     json_array_clear(json_object_get(page, "items"));
     json_decref(la->rv);
     la->rv = json_incref(json_object_get(json_object_get(page, "metadata"), "resourceVersion"));
-    return KC_OK;
+    return MK_OK;
 }
 
 static int do_list(struct kw_informer *inf)
@@ -394,39 +391,39 @@ static int do_list(struct kw_informer *inf)
     struct kc_status st;
     struct list_acc la = {inf->cache, kcache_max_objects(inf->cache), json_array(), NULL};
     char msg[700];
-    int rc = KC_ERR_NOMEM;
+    int rc = MK_ERR_NOMEM;
     if (!la.items) {
         mark_failed(inf, "list", "out of memory");
         goto out;
     }
     rc = kc_list_pages(inf->client, inf->res, inf->ns, inf->label_selector, inf->field_selector,
                        inf->page_size, list_page, &la, &st);
-    if (rc == LIST_ERR_FULL) {
+    if (rc == MK_ERR_FULL) {
         snprintf(msg, sizeof(msg), "more than %zu objects", la.max_objects);
         mark_failed_as(inf, "list", msg, 1);
         goto out;
     }
-    if (rc != KC_OK) {
+    if (rc != MK_OK) {
         status_text(rc, &st, msg, sizeof(msg));
-        mark_failed_as(inf, "list", msg, rc == KC_ERR_TOOBIG);
+        mark_failed_as(inf, "list", msg, rc == MK_ERR_TOOBIG);
         goto out;
     }
     const char *rv = json_string_value(la.rv);
     if (!rv || !*rv || set_rv(inf, rv) != 0) {
-        rc = KC_ERR_DECODE;
+        rc = MK_ERR_DECODE;
         mark_failed(inf, "list", "list without items or a usable resourceVersion");
         goto out;
     }
     pthread_mutex_lock(&inf->apply_lock);
     rc = kcache_replace_prepared(inf->cache, la.items);
     pthread_mutex_unlock(&inf->apply_lock);
-    if (rc == KCACHE_ERR_FULL) {
+    if (rc == MK_ERR_FULL) {
         snprintf(msg, sizeof(msg), "more than %zu objects", la.max_objects);
         mark_failed_as(inf, "list", msg, 1);
         goto out;
     }
     if (rc != 0) {
-        rc = KC_ERR_NOMEM;
+        rc = MK_ERR_NOMEM;
         mark_failed(inf, "list", "out of memory applying the list");
         goto out;
     }
@@ -465,7 +462,7 @@ static int on_event(const struct kw_event *ev, void *ud)
         else
             rc = kcache_upsert(inf->cache, json_incref(ev->object));
         pthread_mutex_unlock(&inf->apply_lock);
-        if (rc == KCACHE_ERR_FULL) {
+        if (rc == MK_ERR_FULL) {
             inf->end = W_ERROR;
             inf->watch_over_limit = 1;
             snprintf(inf->watch_err, sizeof(inf->watch_err), "more than %zu objects",
@@ -491,7 +488,7 @@ static int on_data(const char *data, size_t len, void *ud)
     int rc = kw_decoder_feed(&inf->dec, data, len, on_event, inf);
     if (rc < 0) {
         inf->end = W_ERROR;
-        inf->watch_over_limit = rc == KW_ERR_TOOBIG;
+        inf->watch_over_limit = rc == MK_ERR_TOOBIG;
         snprintf(inf->watch_err, sizeof(inf->watch_err), "%s", kw_decoder_error(&inf->dec));
     }
     return rc != 0;
@@ -561,10 +558,10 @@ static enum watch_end do_watch(struct kw_informer *inf)
         else
             LOG_I("informer", "watch expired, relisting", "resource", inf->name, "detail",
                   inf->watch_err);
-    } else if (rc == KC_ERR_HTTP && kc_is_gone(&st)) {
+    } else if (rc == MK_ERR_HTTP && kc_is_gone(&st)) {
         end = W_GONE;
         LOG_I("informer", "watch expired (410), relisting", "resource", inf->name);
-    } else if (rc != KC_OK) {
+    } else if (rc != MK_OK) {
         status_text(rc, &st, msg, sizeof(msg));
         mark_failed(inf, "watch", msg);
     } else if (inf->watch_events == 0 && inf->watch_ms < 1000) {
@@ -593,7 +590,7 @@ static void *informer_main(void *arg)
          * resets it, so a server that fails or expires every watch at once
          * is not hammered (a successful list alone proves little). */
         if (need_list) {
-            if (do_list(inf) == KC_OK) {
+            if (do_list(inf) == MK_OK) {
                 need_list = 0;
                 continue;
             }

@@ -42,8 +42,8 @@ struct kw_event {
  * returns it and the rest of that chunk is dropped. */
 typedef int (*kw_event_fn)(const struct kw_event *ev, void *ud);
 
-/* Errors (negative); after one, the decoder refuses input until reset. */
-enum { KW_ERR_DECODE = -1, KW_ERR_TOOBIG = -2, KW_ERR_NOMEM = -3 };
+/* Errors are errf.h's MK_ERR_DECODE, MK_ERR_TOOBIG (a line or depth over its
+ * limit) and MK_ERR_NOMEM; after one, the decoder refuses input until reset. */
 
 struct kw_decoder {
     struct buf line; /* the incomplete last line */

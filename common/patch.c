@@ -1,4 +1,5 @@
 #include "patch.h"
+#include "errf.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -72,14 +73,14 @@ static void ptr_free(struct ptr *p)
     memset(p, 0, sizeof(*p));
 }
 
-/* Returns 0, -1 when `s` is not a valid pointer, -2 on oom. */
+/* Returns 0, MK_ERR_INVAL when `s` is not a valid pointer, MK_ERR_NOMEM. */
 static int ptr_parse(const char *s, struct ptr *p)
 {
     memset(p, 0, sizeof(*p));
     if (*s == '\0')
         return 0;
     if (*s != '/')
-        return -1;
+        return MK_ERR_INVAL;
     size_t n = 0;
     for (const char *q = s; *q; q++)
         n += *q == '/';
@@ -87,7 +88,7 @@ static int ptr_parse(const char *s, struct ptr *p)
     p->tok = calloc(n, sizeof(*p->tok));
     if (!p->mem || !p->tok) {
         ptr_free(p);
-        return -2;
+        return MK_ERR_NOMEM;
     }
     char *w = p->mem;
     const char *r = s;
@@ -102,7 +103,7 @@ static int ptr_parse(const char *s, struct ptr *p)
                 r += 2;
             } else {
                 ptr_free(p);
-                return -1;
+                return MK_ERR_INVAL;
             }
         }
         *w++ = '\0';
@@ -121,9 +122,9 @@ static json_t *ptr_get(json_t *root, const struct ptr *p, size_t n)
 
 /* ---- the applier ------------------------------------------------------- */
 
-#define FAIL(...)                                                                                  \
+#define FAIL(code, ...)                                                                            \
     do {                                                                                           \
-        snprintf(err, errlen, __VA_ARGS__);                                                        \
+        rc = errf(err, errlen, code, __VA_ARGS__);                                                 \
         goto out;                                                                                  \
     } while (0)
 
@@ -142,24 +143,26 @@ static int do_add(json_t **root, const struct ptr *p, const char *path, json_t *
     if (json_is_object(parent)) {
         if (json_object_set_new(parent, key, value) == 0)
             return 0;
-        snprintf(err, errlen, "add operation failed at \"%s\": out of memory", path);
-        return -1;
+        return errf(err, errlen, MK_ERR_NOMEM, "add operation failed at \"%s\": out of memory",
+                    path);
     }
     if (!json_is_array(parent)) {
-        snprintf(err, errlen, "add operation does not apply: doc is missing path: \"%s\"", path);
+        errf(err, errlen, MK_ERR_INVAL, "add operation does not apply: doc is missing path: \"%s\"",
+             path);
     } else if (strcmp(key, "-") != 0 &&
                (!parse_index(key, &idx) || idx > json_array_size(parent))) {
-        snprintf(err, errlen, "add operation does not apply: invalid array index: \"%s\"", path);
+        errf(err, errlen, MK_ERR_INVAL, "add operation does not apply: invalid array index: \"%s\"",
+             path);
     } else {
         if (strcmp(key, "-") == 0)
             idx = json_array_size(parent);
         if (json_array_insert_new(parent, idx, value) == 0)
             return 0;
-        snprintf(err, errlen, "add operation failed at \"%s\": out of memory", path);
-        return -1;
+        return errf(err, errlen, MK_ERR_NOMEM, "add operation failed at \"%s\": out of memory",
+                    path);
     }
     json_decref(value);
-    return -1;
+    return MK_ERR_INVAL;
 }
 
 /* Replaces the existing node at `p` with `value` (stolen), in place so that
@@ -176,12 +179,13 @@ static int do_replace(json_t **root, const struct ptr *p, const char *path, json
     json_t *parent = ptr_get(*root, p, p->n - 1);
     const char *key = p->tok[p->n - 1];
     if (json_is_object(parent) && json_object_get(parent, key))
-        return json_object_set_new(parent, key, value) < 0 ? -1 : 0;
+        return json_object_set_new(parent, key, value) < 0 ? MK_ERR_NOMEM : 0;
     if (json_is_array(parent) && parse_index(key, &idx) && idx < json_array_size(parent))
-        return json_array_set_new(parent, idx, value) < 0 ? -1 : 0;
-    snprintf(err, errlen, "replace operation does not apply: doc is missing path: \"%s\"", path);
+        return json_array_set_new(parent, idx, value) < 0 ? MK_ERR_NOMEM : 0;
+    errf(err, errlen, MK_ERR_INVAL, "replace operation does not apply: doc is missing path: \"%s\"",
+         path);
     json_decref(value);
-    return -1;
+    return MK_ERR_INVAL;
 }
 
 static int do_remove(json_t *root, const struct ptr *p, const char *path, char *err, size_t errlen)
@@ -190,15 +194,15 @@ static int do_remove(json_t *root, const struct ptr *p, const char *path, char *
     json_t *parent = p->n ? ptr_get(root, p, p->n - 1) : NULL;
     const char *key = p->n ? p->tok[p->n - 1] : "";
     if (p->n == 0) {
-        snprintf(err, errlen, "remove operation does not apply: cannot remove the document root");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL,
+                    "remove operation does not apply: cannot remove the document root");
     }
     if (json_is_object(parent) && json_object_del(parent, key) == 0)
         return 0;
     if (json_is_array(parent) && parse_index(key, &idx) && json_array_remove(parent, idx) == 0)
         return 0;
-    snprintf(err, errlen, "remove operation does not apply: doc is missing path: \"%s\"", path);
-    return -1;
+    return errf(err, errlen, MK_ERR_INVAL,
+                "remove operation does not apply: doc is missing path: \"%s\"", path);
 }
 
 static int is_prefix(const struct ptr *a, const struct ptr *b)
@@ -215,76 +219,80 @@ static int is_prefix(const struct ptr *a, const struct ptr *b)
  * document may be partly changed only by "move" (jp_apply works on a copy). */
 static int apply_one(json_t **root, const json_t *op, char *err, size_t errlen)
 {
-    int rc = -1;
+    int rc = MK_ERR_INVAL;
     struct ptr p = {0}, from = {0};
     const char *name = json_string_value(json_object_get(op, "op"));
     const char *path = json_string_value(json_object_get(op, "path"));
     const char *from_s = json_string_value(json_object_get(op, "from"));
     const json_t *value = json_object_get(op, "value");
     if (!json_is_object(op) || !name)
-        FAIL("invalid operation: missing \"op\"");
+        FAIL(MK_ERR_INVAL, "invalid operation: missing \"op\"");
     if (!path)
-        FAIL("invalid %s operation: missing \"path\"", name);
+        FAIL(MK_ERR_INVAL, "invalid %s operation: missing \"path\"", name);
     int prc = ptr_parse(path, &p);
     if (prc < 0)
-        FAIL(prc == -1 ? "invalid %s operation: bad JSON pointer \"%s\""
-                       : "%s \"%s\": out of memory",
+        FAIL(prc,
+             prc == MK_ERR_INVAL ? "invalid %s operation: bad JSON pointer \"%s\""
+                                 : "%s \"%s\": out of memory",
              name, path);
     int needs_value = !strcmp(name, "add") || !strcmp(name, "replace") || !strcmp(name, "test");
     int needs_from = !strcmp(name, "move") || !strcmp(name, "copy");
     if (needs_value && !value)
-        FAIL("invalid %s operation: missing \"value\"", name);
+        FAIL(MK_ERR_INVAL, "invalid %s operation: missing \"value\"", name);
     if (needs_from) {
         if (!from_s)
-            FAIL("invalid %s operation: missing \"from\"", name);
+            FAIL(MK_ERR_INVAL, "invalid %s operation: missing \"from\"", name);
         prc = ptr_parse(from_s, &from);
         if (prc < 0)
-            FAIL(prc == -1 ? "invalid %s operation: bad JSON pointer \"%s\""
-                           : "%s \"%s\": out of memory",
+            FAIL(prc,
+                 prc == MK_ERR_INVAL ? "invalid %s operation: bad JSON pointer \"%s\""
+                                     : "%s \"%s\": out of memory",
                  name, from_s);
     }
 
     if (!strcmp(name, "add")) {
         json_t *v = json_deep_copy(value);
         if (!v)
-            FAIL("add operation failed: out of memory");
+            FAIL(MK_ERR_NOMEM, "add operation failed: out of memory");
         rc = do_add(root, &p, path, v, err, errlen);
     } else if (!strcmp(name, "remove")) {
         rc = do_remove(*root, &p, path, err, errlen);
     } else if (!strcmp(name, "replace")) {
         json_t *v = json_deep_copy(value);
         if (!v)
-            FAIL("replace operation failed: out of memory");
+            FAIL(MK_ERR_NOMEM, "replace operation failed: out of memory");
         rc = do_replace(root, &p, path, v, err, errlen);
     } else if (!strcmp(name, "test")) {
         const json_t *cur = ptr_get(*root, &p, p.n);
         if (!cur)
-            FAIL("test operation does not apply: doc is missing path: \"%s\"", path);
+            FAIL(MK_ERR_INVAL, "test operation does not apply: doc is missing path: \"%s\"", path);
         if (!json_equal(cur, value))
-            FAIL("test operation failed: value at \"%s\" differs", path);
+            FAIL(MK_ERR_INVAL, "test operation failed: value at \"%s\" differs", path);
         rc = 0;
     } else if (needs_from) {
         json_t *src = ptr_get(*root, &from, from.n);
         if (!src)
-            FAIL("%s operation does not apply: doc is missing from path: \"%s\"", name, from_s);
+            FAIL(MK_ERR_INVAL, "%s operation does not apply: doc is missing from path: \"%s\"",
+                 name, from_s);
         int move = !strcmp(name, "move");
         if (move && is_prefix(&from, &p)) {
             if (from.n == p.n) {
                 rc = 0; /* moving onto itself */
                 goto out;
             }
-            FAIL("move operation does not apply: \"%s\" is inside \"%s\"", path, from_s);
+            FAIL(MK_ERR_INVAL, "move operation does not apply: \"%s\" is inside \"%s\"", path,
+                 from_s);
         }
         json_t *v = move ? json_incref(src) : json_deep_copy(src);
         if (!v)
-            FAIL("copy operation failed: out of memory");
+            FAIL(MK_ERR_NOMEM, "copy operation failed: out of memory");
         if (move && do_remove(*root, &from, from_s, err, errlen) < 0) {
             json_decref(v);
             goto out;
         }
         rc = do_add(root, &p, path, v, err, errlen);
     } else {
-        FAIL("unknown operation \"%s\"", name);
+        FAIL(MK_ERR_INVAL, "unknown operation \"%s\"", name);
     }
 out:
     ptr_free(&p);
@@ -294,31 +302,32 @@ out:
 
 int jp_apply(json_t *doc, const json_t *ops, char *err, size_t errlen)
 {
-    int rc = -1;
+    int rc = MK_ERR_INVAL;
     json_t *work = NULL;
     if (!json_is_object(doc) && !json_is_array(doc))
-        FAIL("document must be an object or an array");
+        FAIL(MK_ERR_INVAL, "document must be an object or an array");
     if (!json_is_array(ops))
-        FAIL("patch must be a JSON array of operations");
+        FAIL(MK_ERR_INVAL, "patch must be a JSON array of operations");
     work = json_deep_copy(doc);
     if (!work)
-        FAIL("out of memory");
+        FAIL(MK_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < json_array_size(ops); i++) {
         char e[256];
-        if (apply_one(&work, json_array_get(ops, i), e, sizeof(e)) < 0)
-            FAIL("operation %zu: %s", i, e);
+        int orc = apply_one(&work, json_array_get(ops, i), e, sizeof(e));
+        if (orc < 0)
+            FAIL(orc, "operation %zu: %s", i, e);
     }
     if (json_typeof(work) != json_typeof(doc))
-        FAIL("patch replaces the document with a different type");
+        FAIL(MK_ERR_INVAL, "patch replaces the document with a different type");
     /* Commit by swapping contents: the caller keeps its reference to doc. */
     if (json_is_object(doc)) {
         json_object_clear(doc);
         if (json_object_update(doc, work) < 0)
-            FAIL("out of memory");
+            FAIL(MK_ERR_NOMEM, "out of memory");
     } else {
         json_array_clear(doc);
         if (json_array_extend(doc, work) < 0)
-            FAIL("out of memory");
+            FAIL(MK_ERR_NOMEM, "out of memory");
     }
     rc = 0;
 out:
@@ -507,18 +516,26 @@ static size_t collect(va_list ap, const char **segs)
     return n;
 }
 
-int jp_setl(struct jp *p, json_t *value, ...)
+/* jp_set_path or jp_append_path on the varargs keys; value stolen, also
+ * when there are more than JP_MAX_SEGS keys. */
+static int set_or_append(struct jp *p, json_t *value, int append, va_list ap)
 {
     const char *segs[JP_MAX_SEGS];
-    va_list ap;
-    va_start(ap, value);
     size_t n = collect(ap, segs);
-    va_end(ap);
     if (n == SIZE_MAX) {
         json_decref(value);
-        return -1;
+        return MK_ERR_TOOBIG;
     }
-    return jp_set_path(p, segs, n, value);
+    return append ? jp_append_path(p, segs, n, value) : jp_set_path(p, segs, n, value);
+}
+
+int jp_setl(struct jp *p, json_t *value, ...)
+{
+    va_list ap;
+    va_start(ap, value);
+    int rc = set_or_append(p, value, 0, ap);
+    va_end(ap);
+    return rc;
 }
 
 int jp_removel(struct jp *p, ...)
@@ -528,21 +545,16 @@ int jp_removel(struct jp *p, ...)
     va_start(ap, p);
     size_t n = collect(ap, segs);
     va_end(ap);
-    return n == SIZE_MAX ? -1 : jp_remove_path(p, segs, n);
+    return n == SIZE_MAX ? MK_ERR_TOOBIG : jp_remove_path(p, segs, n);
 }
 
 int jp_appendl(struct jp *p, json_t *value, ...)
 {
-    const char *segs[JP_MAX_SEGS];
     va_list ap;
     va_start(ap, value);
-    size_t n = collect(ap, segs);
+    int rc = set_or_append(p, value, 1, ap);
     va_end(ap);
-    if (n == SIZE_MAX) {
-        json_decref(value);
-        return -1;
-    }
-    return jp_append_path(p, segs, n, value);
+    return rc;
 }
 
 json_t *jp_ops(const struct jp *p)

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "buf.h"
+#include "errf.h"
 
 struct jp;
 

@@ -11,5 +11,5 @@ int sigs_block_stop(sigset_t *stop)
     int rc = pthread_sigmask(SIG_BLOCK, stop, NULL);
     if (rc != 0)
         return -rc;
-    return signal(SIGPIPE, SIG_IGN) == SIG_ERR ? -errno : 0;
+    return signal(SIGPIPE, SIG_IGN) == SIG_ERR ? MK_ERR_IO : 0;
 }

@@ -7,6 +7,8 @@
 
 #include <signal.h>
 
+#include "errf.h"
+
 /* Blocks SIGTERM and SIGINT (threads created after inherit the mask) and
  * ignores SIGPIPE. *stop gets the blocked set, for sigwait(). Returns 0, or
  * a negative errno. */

@@ -1,4 +1,5 @@
 #include "tls.h"
+#include "errf.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -116,12 +117,12 @@ static int add_sans(X509 *x, const char *const *dns, const char *const *ips, cha
                     size_t errlen)
 {
     GENERAL_NAMES *gens = sk_GENERAL_NAME_new_null();
-    int rc = -ENOMEM;
+    int rc = MK_ERR_NOMEM;
     if (!gens)
         goto out;
     for (size_t i = 0; dns && dns[i]; i++) {
         if (!valid_dns_san(dns[i])) {
-            rc = fail(err, errlen, -EINVAL, "invalid DNS name \"%.100s\"", dns[i]);
+            rc = fail(err, errlen, MK_ERR_INVAL, "invalid DNS name \"%.100s\"", dns[i]);
             goto out;
         }
         ASN1_IA5STRING *s = ASN1_IA5STRING_new();
@@ -135,7 +136,7 @@ static int add_sans(X509 *x, const char *const *dns, const char *const *ips, cha
     for (size_t i = 0; ips && ips[i]; i++) {
         ASN1_OCTET_STRING *o = a2i_IPADDRESS(ips[i]);
         if (!o) {
-            rc = fail(err, errlen, -EINVAL, "invalid IP address \"%.100s\"", ips[i]);
+            rc = fail(err, errlen, MK_ERR_INVAL, "invalid IP address \"%.100s\"", ips[i]);
             goto out;
         }
         if (push_name(gens, GEN_IPADD, o) < 0)
@@ -144,9 +145,9 @@ static int add_sans(X509 *x, const char *const *dns, const char *const *ips, cha
     rc = 0;
     if (sk_GENERAL_NAME_num(gens) > 0 &&
         !X509_add1_ext_i2d(x, NID_subject_alt_name, gens, 0, X509V3_ADD_DEFAULT))
-        rc = fail(err, errlen, -EINVAL, "cannot add subjectAltName");
+        rc = fail(err, errlen, MK_ERR_INVAL, "cannot add subjectAltName");
 out:
-    if (rc == -ENOMEM)
+    if (rc == MK_ERR_NOMEM)
         fail(err, errlen, rc, "out of memory");
     GENERAL_NAMES_free(gens);
     return rc;
@@ -162,18 +163,18 @@ static int make_cert(const struct tls_cert_opts *o, X509 *issuer, EVP_PKEY *ikey
     BIGNUM *serial = NULL;
     BIO *cb = NULL, *kb = NULL;
     X509_NAME *name;
-    int ca = issuer == NULL, rc = -EINVAL;
+    int ca = issuer == NULL, rc = MK_ERR_INVAL;
     int usage = o->usage ? o->usage : TLS_SERVER_AUTH;
     char eku[64];
 
     *cert_pem = *key_pem = NULL;
     if (!o->cn || !*o->cn)
-        return fail(err, errlen, -EINVAL, "a common name is required");
+        return fail(err, errlen, MK_ERR_INVAL, "a common name is required");
     if (o->days < 1 || o->days > MAX_DAYS)
-        return fail(err, errlen, -EINVAL, "validity must be 1 to %d days", MAX_DAYS);
+        return fail(err, errlen, MK_ERR_INVAL, "validity must be 1 to %d days", MAX_DAYS);
     if (!(key = EVP_EC_gen("P-256")) || !(x = X509_new()) || !(serial = BN_new()) ||
         !(cb = BIO_new(BIO_s_mem())) || !(kb = BIO_new(BIO_s_mem()))) {
-        rc = fail(err, errlen, -ENOMEM, "cannot allocate key or certificate");
+        rc = fail(err, errlen, MK_ERR_NOMEM, "cannot allocate key or certificate");
         goto out;
     }
     name = X509_get_subject_name(x);
@@ -190,7 +191,7 @@ static int make_cert(const struct tls_cert_opts *o, X509 *issuer, EVP_PKEY *ikey
                                     0) ||
         !X509_set_issuer_name(x, ca ? name : X509_get_subject_name(issuer)) ||
         !X509_set_pubkey(x, key)) {
-        rc = fail(err, errlen, -EINVAL, "cannot build certificate");
+        rc = fail(err, errlen, MK_ERR_INVAL, "cannot build certificate");
         goto out;
     }
     snprintf(eku, sizeof(eku), "%s%s%s", usage & TLS_SERVER_AUTH ? "serverAuth" : "",
@@ -204,14 +205,14 @@ static int make_cert(const struct tls_cert_opts *o, X509 *issuer, EVP_PKEY *ikey
                  add_ext(x, issuer, NID_ext_key_usage, eku) ||
                  add_ext(x, issuer, NID_subject_key_identifier, "hash") ||
                  add_ext(x, issuer, NID_authority_key_identifier, "keyid:always")) {
-        rc = fail(err, errlen, -EINVAL, "cannot add certificate extensions");
+        rc = fail(err, errlen, MK_ERR_INVAL, "cannot add certificate extensions");
         goto out;
     }
     if ((rc = add_sans(x, o->dns, o->ips, err, errlen)))
         goto out;
     if (!X509_sign(x, ca ? key : ikey, EVP_sha256()) || !PEM_write_bio_X509(cb, x) ||
         !PEM_write_bio_PrivateKey(kb, key, NULL, NULL, 0, NULL, NULL)) {
-        rc = fail(err, errlen, -EINVAL, "cannot sign or encode certificate");
+        rc = fail(err, errlen, MK_ERR_INVAL, "cannot sign or encode certificate");
         goto out;
     }
     *cert_pem = bio_string(cb);
@@ -221,7 +222,7 @@ static int make_cert(const struct tls_cert_opts *o, X509 *issuer, EVP_PKEY *ikey
         free(*cert_pem);
         free(*key_pem);
         *cert_pem = *key_pem = NULL;
-        rc = fail(err, errlen, -ENOMEM, "out of memory");
+        rc = fail(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
 out:
     EVP_PKEY_free(key);
@@ -247,11 +248,11 @@ int tls_gen_cert(const char *ca_cert_pem, const char *ca_key_pem, const struct t
 
     *cert_pem = *key_pem = NULL;
     if (!ca || !key)
-        rc = fail(err, errlen, -EINVAL, "cannot read CA %s", ca ? "key" : "certificate");
+        rc = fail(err, errlen, MK_ERR_INVAL, "cannot read CA %s", ca ? "key" : "certificate");
     else if (X509_check_ca(ca) == 0)
-        rc = fail(err, errlen, -EINVAL, "the CA certificate is not a CA");
+        rc = fail(err, errlen, MK_ERR_INVAL, "the CA certificate is not a CA");
     else if (X509_check_private_key(ca, key) != 1)
-        rc = fail(err, errlen, -EINVAL, "the CA key does not match the CA certificate");
+        rc = fail(err, errlen, MK_ERR_INVAL, "the CA key does not match the CA certificate");
     else
         rc = make_cert(o, ca, key, cert_pem, key_pem, err, errlen);
     X509_free(ca);
@@ -263,14 +264,14 @@ int tls_load_pem_file(const char *path, char **out, size_t *len, char *err, size
 {
     size_t n = 0;
     int rc = fio_read_file(path, TLS_MAX_PEM_BYTES, out, &n);
-    if (rc == -EFBIG)
+    if (rc == MK_ERR_TOOBIG)
         return fail(err, errlen, rc, "%s: larger than %d bytes", path, TLS_MAX_PEM_BYTES);
     if (rc)
-        return fail(err, errlen, rc, "open %s: %s", path, strerror(-rc));
+        return fail(err, errlen, rc, "open %s: %s", path, fio_strerror(rc));
     if (!strstr(*out, "-----BEGIN ")) {
         free(*out);
         *out = NULL;
-        return fail(err, errlen, -EINVAL, "%s: no PEM data", path);
+        return fail(err, errlen, MK_ERR_INVAL, "%s: no PEM data", path);
     }
     if (len)
         *len = n;
@@ -283,9 +284,9 @@ int tls_cert_expiry(const char *pem, size_t len, time_t *not_after, char *err, s
     struct tm tm;
     int rc = 0;
     if (!x)
-        return fail(err, errlen, -EINVAL, "no PEM certificate found");
+        return fail(err, errlen, MK_ERR_INVAL, "no PEM certificate found");
     if (!ASN1_TIME_to_tm(X509_get0_notAfter(x), &tm))
-        rc = fail(err, errlen, -EINVAL, "invalid notAfter");
+        rc = fail(err, errlen, MK_ERR_INVAL, "invalid notAfter");
     else
         *not_after = timegm(&tm);
     X509_free(x);
@@ -299,10 +300,10 @@ int tls_verify(const char *cert_pem, size_t cert_len, const char *ca_pem, size_t
     X509_STORE_CTX *ctx = X509_STORE_CTX_new();
     X509 *cert = read_cert(cert_pem, cert_len), *ca;
     BIO *b = ca_pem && ca_len <= INT_MAX ? BIO_new_mem_buf(ca_pem, (int)ca_len) : NULL;
-    int n = 0, rc = -EINVAL;
+    int n = 0, rc = MK_ERR_INVAL;
 
     if (!store || !ctx || (ca_pem && ca_len <= INT_MAX && !b)) {
-        rc = fail(err, errlen, -ENOMEM, "out of memory");
+        rc = fail(err, errlen, MK_ERR_NOMEM, "out of memory");
         goto out;
     }
     if (!cert) {

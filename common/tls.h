@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "errf.h"
+
 #define TLS_MAX_PEM_BYTES (1024 * 1024) /* larger PEM files are refused */
 
 enum tls_usage {

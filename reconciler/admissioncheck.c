@@ -53,8 +53,8 @@ void rc_ac_compute(const json_t *ac, const json_t *config, struct kcache *mkclus
         return;
     }
     struct buf missing, inactive;
-    buf_init(&missing, 400);
-    buf_init(&inactive, 400);
+    buf_init(&missing, BUF_CAP_NAMES);
+    buf_init(&inactive, BUF_CAP_NAMES);
     size_t i, usable = 0, total = 0;
     json_t *c;
     json_array_foreach(jx_get(config, "spec.clusters"), i, c)

@@ -83,10 +83,9 @@ static json_t *yconv_node(struct yconv *y, yaml_event_t *ev, int depth);
 static int yconv_next(struct yconv *y, yaml_event_t *ev)
 {
     if (!yaml_parser_parse(&y->parser, ev)) {
-        snprintf(y->err, y->errlen, "YAML: %s at line %zu",
-                 y->parser.problem ? y->parser.problem : "parse error",
-                 y->parser.problem_mark.line + 1);
-        return -1;
+        return errf(y->err, y->errlen, MK_ERR_INVAL, "YAML: %s at line %zu",
+                    y->parser.problem ? y->parser.problem : "parse error",
+                    y->parser.problem_mark.line + 1);
     }
     return 0;
 }
@@ -95,7 +94,7 @@ static int yconv_next(struct yconv *y, yaml_event_t *ev)
 static json_t *yconv_node(struct yconv *y, yaml_event_t *ev, int depth)
 {
     if (++y->nodes > MAX_YAML_NODES || depth > MAX_YAML_DEPTH) {
-        snprintf(y->err, y->errlen, "YAML: document too large or too deep");
+        errf(y->err, y->errlen, MK_ERR_INVAL, "YAML: document too large or too deep");
         yaml_event_delete(ev);
         return NULL;
     }
@@ -106,10 +105,10 @@ static json_t *yconv_node(struct yconv *y, yaml_event_t *ev, int depth)
         out = json_stringn((const char *)ev->data.scalar.value, ev->data.scalar.length);
         yaml_event_delete(ev);
         if (!out)
-            snprintf(y->err, y->errlen, "YAML: scalar is not valid UTF-8");
+            errf(y->err, y->errlen, MK_ERR_INVAL, "YAML: scalar is not valid UTF-8");
         return out;
     case YAML_ALIAS_EVENT:
-        snprintf(y->err, y->errlen, "YAML: aliases are not supported");
+        errf(y->err, y->errlen, MK_ERR_INVAL, "YAML: aliases are not supported");
         yaml_event_delete(ev);
         return NULL;
     case YAML_SEQUENCE_START_EVENT:
@@ -137,7 +136,7 @@ static json_t *yconv_node(struct yconv *y, yaml_event_t *ev, int depth)
                 return out;
             }
             if (e.type != YAML_SCALAR_EVENT) {
-                snprintf(y->err, y->errlen, "YAML: mapping keys must be scalars");
+                errf(y->err, y->errlen, MK_ERR_INVAL, "YAML: mapping keys must be scalars");
                 yaml_event_delete(&e);
                 goto fail;
             }
@@ -146,7 +145,7 @@ static json_t *yconv_node(struct yconv *y, yaml_event_t *ev, int depth)
                      (const char *)e.data.scalar.value);
             yaml_event_delete(&e);
             if (json_object_get(out, key)) {
-                snprintf(y->err, y->errlen, "YAML: key %s appears twice", key);
+                errf(y->err, y->errlen, MK_ERR_INVAL, "YAML: key %s appears twice", key);
                 goto fail;
             }
             if (yconv_next(y, &e) < 0)
@@ -156,7 +155,7 @@ static json_t *yconv_node(struct yconv *y, yaml_event_t *ev, int depth)
                 goto fail;
         }
     default:
-        snprintf(y->err, y->errlen, "YAML: unexpected event");
+        errf(y->err, y->errlen, MK_ERR_INVAL, "YAML: unexpected event");
         yaml_event_delete(ev);
         return NULL;
     }
@@ -172,7 +171,7 @@ static json_t *yaml_to_json(const char *yaml, size_t len, char *err, size_t errl
     json_t *root = NULL;
     yaml_event_t ev;
     if (!yaml_parser_initialize(&y.parser)) {
-        snprintf(err, errlen, "YAML: out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "YAML: out of memory");
         return NULL;
     }
     yaml_parser_set_input_string(&y.parser, (const unsigned char *)yaml, len);
@@ -190,7 +189,7 @@ static json_t *yaml_to_json(const char *yaml, size_t len, char *err, size_t errl
         if (ev.type == YAML_DOCUMENT_START_EVENT) {
             yaml_event_delete(&ev);
             if (root) {
-                snprintf(err, errlen, "YAML: one document expected");
+                errf(err, errlen, MK_ERR_INVAL, "YAML: one document expected");
                 goto fail;
             }
             if (yconv_next(&y, &ev) < 0)
@@ -215,7 +214,7 @@ static json_t *yaml_to_json(const char *yaml, size_t len, char *err, size_t errl
         root = json_object();
     }
     if (!json_is_object(root)) {
-        snprintf(err, errlen, "config: the document must be a mapping");
+        errf(err, errlen, MK_ERR_INVAL, "config: the document must be a mapping");
         json_decref(root);
         return NULL;
     }
@@ -331,7 +330,7 @@ static int set_key(struct rc_config *c, const struct fl_flag *k, const char *v, 
 {
     char why[256];
     if (fl_set(k, c, v, why, sizeof(why)) < 0)
-        return errf(err, errlen, -1, "%s: %s", k->key, why);
+        return errf(err, errlen, MK_ERR_INVAL, "%s: %s", k->key, why);
     return 0;
 }
 
@@ -350,12 +349,11 @@ static int apply_object(struct rc_config *c, json_t *obj, const char *prefix, ch
                 k = &keys[i];
         if (json_is_object(v) && !k) {
             if (apply_object(c, v, path, err, errlen) < 0)
-                return -1;
+                return MK_ERR_INVAL;
             continue;
         }
         if (!k) {
-            snprintf(err, errlen, "config: unknown key %s", path);
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL, "config: unknown key %s", path);
         }
         if (k->type == FL_LIST && json_is_array(v)) {
             char csv[RC_MAX_KINDS * 130] = "";
@@ -364,32 +362,28 @@ static int apply_object(struct rc_config *c, json_t *obj, const char *prefix, ch
             json_array_foreach(v, i, item)
             {
                 if (!json_is_string(item) || i >= RC_MAX_KINDS) {
-                    snprintf(err, errlen, "%s: a list of at most %d names expected", path,
-                             RC_MAX_KINDS);
-                    return -1;
+                    return errf(err, errlen, MK_ERR_INVAL,
+                                "%s: a list of at most %d names expected", path, RC_MAX_KINDS);
                 }
                 if (strchr(json_string_value(item), ','))
                     goto badlist;
                 w += (size_t)snprintf(csv + w, sizeof(csv) - w, "%s%s", i ? "," : "",
                                       json_string_value(item));
                 if (w >= sizeof(csv)) {
-                    snprintf(err, errlen, "%s: the list is too long", path);
-                    return -1;
+                    return errf(err, errlen, MK_ERR_INVAL, "%s: the list is too long", path);
                 }
             }
             if (set_key(c, k, csv, err, errlen) < 0)
-                return -1;
+                return MK_ERR_INVAL;
             continue;
         badlist:
-            snprintf(err, errlen, "%s: names cannot contain ','", path);
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL, "%s: names cannot contain ','", path);
         }
         if (!json_is_string(v)) {
-            snprintf(err, errlen, "config: %s must be a scalar", path);
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL, "config: %s must be a scalar", path);
         }
         if (set_key(c, k, json_string_value(v), err, errlen) < 0)
-            return -1;
+            return MK_ERR_INVAL;
     }
     return 0;
 }
@@ -398,12 +392,11 @@ int rc_config_apply_yaml(struct rc_config *c, const char *yaml, size_t len, char
                          size_t errlen)
 {
     if (len > MAX_CONFIG_BYTES) {
-        snprintf(err, errlen, "config: larger than %d bytes", MAX_CONFIG_BYTES);
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "config: larger than %d bytes", MAX_CONFIG_BYTES);
     }
     json_t *doc = yaml_to_json(yaml, len, err, errlen);
     if (!doc)
-        return -1;
+        return MK_ERR_INVAL;
     int rc = apply_object(c, doc, "", err, errlen);
     json_decref(doc);
     return rc;
@@ -415,8 +408,7 @@ int rc_config_load_file(struct rc_config *c, const char *path, char *err, size_t
     size_t len = 0;
     int rc = fio_read_file(path, MAX_CONFIG_BYTES, &data, &len);
     if (rc < 0) {
-        snprintf(err, errlen, "config %s: %s", path, strerror(-rc));
-        return -1;
+        return errf(err, errlen, rc, "config %s: %s", path, fio_strerror(rc));
     }
     rc = rc_config_apply_yaml(c, data, len, err, errlen);
     free(data);
@@ -452,13 +444,12 @@ int rc_config_from_args(struct rc_config *c, int argc, char **argv, char *err, s
         else if (!strcmp(a, "--config") && i + 1 < argc)
             file = argv[++i];
         else if (!strcmp(a, "--config")) {
-            snprintf(err, errlen, "--config needs a value");
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL, "--config needs a value");
         }
         if (file) {
             snprintf(c->config_file, sizeof(c->config_file), "%s", file);
             if (rc_config_load_file(c, file, err, errlen) < 0)
-                return -1;
+                return MK_ERR_INVAL;
         }
     }
     return fl_parse(keys, NKEYS, c, argc, argv, err, errlen);
@@ -479,53 +470,44 @@ static int is_label_value(const char *s)
 int rc_config_validate(const struct rc_config *c, char *err, size_t errlen)
 {
     if (!is_label_value(c->origin)) {
-        snprintf(err, errlen, "origin \"%s\" is not a valid label value", c->origin);
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "origin \"%s\" is not a valid label value",
+                    c->origin);
     }
     if (!*c->namespace) {
-        snprintf(err, errlen, "namespace must not be empty");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "namespace must not be empty");
     }
     if (c->step_size < 1) {
-        snprintf(err, errlen, "incrementalDispatcher.stepSize must be at least 1");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "incrementalDispatcher.stepSize must be at least 1");
     }
     if (c->round_ms < 1000) {
-        snprintf(err, errlen, "incrementalDispatcher.roundTimeout must be at least 1s");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL,
+                    "incrementalDispatcher.roundTimeout must be at least 1s");
     }
     if (c->workers < 1 || c->workers > 64) {
-        snprintf(err, errlen, "workers must be between 1 and 64");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "workers must be between 1 and 64");
     }
     if (c->qps <= 0 || c->worker_qps <= 0 || c->burst < 1 || c->worker_burst < 1) {
-        snprintf(err, errlen, "qps and burst must be positive");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "qps and burst must be positive");
     }
     if (c->worker_timeout_ms < 500) {
-        snprintf(err, errlen, "workerConnection.timeout must be at least 500ms");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "workerConnection.timeout must be at least 500ms");
     }
     if (c->resync_ms < 1000) {
-        snprintf(err, errlen, "resyncPeriod must be at least 1s");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "resyncPeriod must be at least 1s");
     }
     if (c->leader_elect &&
         (c->retry_period_ms <= 0 || c->renew_deadline_ms <= c->retry_period_ms ||
          c->lease_duration_ms <= c->renew_deadline_ms || c->lease_duration_ms < 1000)) {
-        snprintf(err, errlen,
-                 "leaderElection: need retryPeriod < renewDeadline < leaseDuration (>= 1s)");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL,
+                    "leaderElection: need retryPeriod < renewDeadline < leaseDuration (>= 1s)");
     }
     if (c->nintegrations == 0) {
-        snprintf(err, errlen, "integrations: at least one job kind is needed");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "integrations: at least one job kind is needed");
     }
     for (int i = 0; i < c->nintegrations; i++) {
         char why[256];
         if (!rc_integration_kind(c->integrations[i], why, sizeof(why))) {
-            snprintf(err, errlen, "integrations: %s", why);
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL, "integrations: %s", why);
         }
     }
     return 0;

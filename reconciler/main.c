@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "admissioncheck.h"
+#include "errf.h"
 #include "clock.h"
 #include "cluster_status.h"
 #include "config.h"
@@ -588,7 +589,8 @@ static void identity(struct app *a)
     snprintf(a->cfg.identity, sizeof(a->cfg.identity), "%.60s_%08x", host, r);
 }
 
-static int setup(struct app *a, char *err, size_t errlen)
+/* The context's own state: maps, metrics, the configured job kinds. */
+static int setup_state(struct app *a, char *err, size_t errlen)
 {
     struct rc_ctx *x = &a->x;
     x->cfg = &a->cfg;
@@ -602,8 +604,7 @@ static int setup(struct app *a, char *err, size_t errlen)
     x->why = rc_why_new();
     if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->drift || !x->lost || !x->why ||
         rc_metrics_init(&x->metrics) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < a->cfg.nintegrations; i++) {
         char why[256];
@@ -611,11 +612,19 @@ static int setup(struct app *a, char *err, size_t errlen)
         if (x->kinds[x->nkinds])
             x->nkinds++;
     }
+    return 0;
+}
+
+/* The manager's clients (requests; the Lease's own when electing) and the
+ * work queue. */
+static int setup_clients(struct app *a, char *err, size_t errlen)
+{
+    struct rc_ctx *x = &a->x;
     int rc = a->cfg.kubeconfig[0]
                  ? kcfg_load_file(a->cfg.kubeconfig, NULL, KCFG_TRUSTED, &a->mgr_cfg, err, errlen)
                  : kcfg_in_cluster(NULL, &a->mgr_cfg, err, errlen);
     if (rc < 0)
-        return -1;
+        return rc;
     int (*guard)(void *, const char *, const char *) = a->cfg.leader_elect ? may_write : NULL;
     struct kc_options ko = {.qps = a->cfg.qps,
                             .burst = a->cfg.burst,
@@ -624,19 +633,25 @@ static int setup(struct app *a, char *err, size_t errlen)
                             .may_write_ud = a};
     x->mgr = kc_new(a->mgr_cfg, &ko, err, errlen);
     if (!x->mgr)
-        return -1;
+        return MK_ERR;
     if (a->cfg.leader_elect) {
         /* not rate-limited with the rest, one connection, no guard */
         struct kc_options lko = {.qps = -1, .pool_size = 1, .timeout_ms = a->cfg.renew_deadline_ms};
         if (!(a->lease = kc_new(a->mgr_cfg, &lko, err, errlen)))
-            return -1;
+            return MK_ERR;
     }
     x->queue = wq_new(&(struct wq_options){.base_delay_ms = 200, .max_delay_ms = 60000});
     if (!x->queue) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
+    return 0;
+}
 
+/* Discovery, once at start: which job kinds the manager serves, and
+ * whether its schema keeps their managedBy. */
+static void discover_kinds(struct app *a)
+{
+    struct rc_ctx *x = &a->x;
     /* A kind whose CRD the manager does not serve is left out: watching it
      * would fail forever, on the manager and on every worker. */
     int kept = 0;
@@ -664,7 +679,13 @@ static int setup(struct app *a, char *err, size_t errlen)
     }
     json_decref(openapi);
     malloc_trim(0);
+}
 
+/* The manager's informers (started by start_informers once leading) and the
+ * kubeconfig Secrets read by name. */
+static int setup_informers(struct app *a, char *err, size_t errlen)
+{
+    struct rc_ctx *x = &a->x;
     static const char *G = "kueue.x-k8s.io", *V = "v1beta2";
     const struct kcache_handlers wlh = {wl_add, wl_update, wl_delete, a};
     const struct kcache_handlers cqh = {cq_event, cq_update, cq_event, a};
@@ -687,16 +708,14 @@ static int setup(struct app *a, char *err, size_t errlen)
                      &mkh, 0) < 0 ||
         add_informer(a, (struct kc_resource){"scheduling.k8s.io", "v1", "priorityclasses", 0}, NULL,
                      &x->priorityclasses, NULL, 1) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     for (int k = 0; k < x->nkinds; k++) {
         a->kud[k] = (struct kind_ud){a, k};
         const struct kcache_handlers jh = {job_add, job_update, job_delete, &a->kud[k]};
         if (add_informer(a, mk_kind_resource(x->kinds[k]), NULL, &x->jobs[k], &jh,
                          strcmp(x->kinds[k]->group, "batch") != 0) < 0) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
+            return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         }
         /* not every Pod of the manager: those the webhook gated and marked */
         if (x->kinds[k]->gating == MK_GATE_POD)
@@ -704,13 +723,18 @@ static int setup(struct app *a, char *err, size_t errlen)
     }
     /* kubeconfig Secrets: read by name (kube_secrets.h), not listed */
     if (!(x->secrets = kcache_new()) || kcache_add_handlers(x->secrets, &sch) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     x->q = (struct mkq_caches){x->localqueues, x->clusterqueues, x->admissionchecks, x->mkconfigs,
                                x->mkclusters};
+    return 0;
+}
 
-    /* worker connections: remote Workloads and jobs with our origin */
+/* The worker connections: remote Workloads and jobs with our origin. */
+static int setup_workers(struct app *a, char *err, size_t errlen)
+{
+    struct rc_ctx *x = &a->x;
+    static const char *G = "kueue.x-k8s.io", *V = "v1beta2";
     static char selector[128];
     snprintf(selector, sizeof(selector), "%s=%s", MK_ORIGIN_LABEL, a->cfg.origin);
     struct mkcs_watch watches[1 + RC_MAX_KINDS];
@@ -720,6 +744,7 @@ static int setup(struct app *a, char *err, size_t errlen)
     for (int k = 0; k < x->nkinds; k++)
         watches[1 + k] = (struct mkcs_watch){
             mk_kind_resource(x->kinds[k]), selector, remote_job_event, a, rc_pack_remote, 0};
+    int (*guard)(void *, const char *, const char *) = a->cfg.leader_elect ? may_write : NULL;
     struct kc_options wko = {.qps = a->cfg.worker_qps,
                              .burst = a->cfg.worker_burst,
                              .timeout_ms = a->cfg.worker_timeout_ms,
@@ -737,12 +762,24 @@ static int setup(struct app *a, char *err, size_t errlen)
     };
     x->clusters = mkcs_new(&mo, err, errlen);
     if (!x->clusters)
-        return -1;
-    if (!(x->inflight = rc_inflight_new(a->cfg.workers))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+        return MK_ERR;
+    if (!(x->inflight = rc_inflight_new(a->cfg.workers)))
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     return 0;
+}
+
+static int setup(struct app *a, char *err, size_t errlen)
+{
+    int rc = setup_state(a, err, errlen);
+    if (rc == 0)
+        rc = setup_clients(a, err, errlen);
+    if (rc == 0) {
+        discover_kinds(a);
+        rc = setup_informers(a, err, errlen);
+    }
+    if (rc == 0)
+        rc = setup_workers(a, err, errlen);
+    return rc;
 }
 
 static void json_decref_void(void *p)

@@ -1,4 +1,5 @@
 #include "probe.h"
+#include "errf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,7 +178,7 @@ long long rc_probe_unreachable_since(struct rc_probe *p, const char *cluster, ch
     struct target *t = smap_get(p->targets, cluster);
     long long since = t ? t->since : 0;
     if (since && err)
-        snprintf(err, errlen, "%s", t->err);
+        errf(err, errlen, MK_ERR_INVAL, "%s", t->err);
     pthread_mutex_unlock(&p->mu);
     return since;
 }

@@ -1,4 +1,5 @@
 #include "quota.h"
+#include "errf.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -41,9 +42,9 @@ int64_t rc_res_get(const struct rc_res *r, const char *name, int *present)
 static int add_checked(int64_t *s, int64_t q, const char *name, char *err, size_t errlen)
 {
     if (__builtin_add_overflow(*s, q, s)) {
-        snprintf(err, errlen, "resource %s: summed requests overflow (more than %" PRId64 "m)",
-                 name, INT64_MAX);
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL,
+                    "resource %s: summed requests overflow (more than %" PRId64 "m)", name,
+                    INT64_MAX);
     }
     return 0;
 }
@@ -63,17 +64,15 @@ static int read_map(const json_t *m, struct rc_res *r, int op, char *err, size_t
             s = num;
         }
         if (!s || qty_parse(s, &q) < 0 || q < 0) {
-            snprintf(err, errlen, "resource %s: bad quantity", name);
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL, "resource %s: bad quantity", name);
         }
         int64_t *slot = rc_res_slot(r, name);
         if (!slot) {
-            snprintf(err, errlen, "too many resources");
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL, "too many resources");
         }
         if (op == 0) {
             if (add_checked(slot, q, name, err, errlen) < 0)
-                return -1;
+                return MK_ERR_INVAL;
         } else if (q > *slot) {
             *slot = q;
         }
@@ -87,15 +86,14 @@ static int container_requests(const json_t *c, struct rc_res *out, char *err, si
     struct rc_res req = {0}, lim = {0};
     if (read_map(jx_get(c, "resources.requests"), &req, 0, err, errlen) < 0 ||
         read_map(jx_get(c, "resources.limits"), &lim, 0, err, errlen) < 0)
-        return -1;
+        return MK_ERR_INVAL;
     for (int i = 0; i < lim.n; i++) {
         int present;
         rc_res_get(&req, lim.name[i], &present);
         if (!present) {
             int64_t *s = rc_res_slot(&req, lim.name[i]);
             if (!s) {
-                snprintf(err, errlen, "too many resources");
-                return -1;
+                return errf(err, errlen, MK_ERR_INVAL, "too many resources");
             }
             *s = lim.milli[i];
         }
@@ -113,27 +111,25 @@ int rc_pod_requests(const json_t *spec, struct rc_res *out, char *err, size_t er
     {
         struct rc_res one;
         if (container_requests(c, &one, err, errlen) < 0)
-            return -1;
+            return MK_ERR_INVAL;
         for (int r = 0; r < one.n; r++) {
             int64_t *s = rc_res_slot(out, one.name[r]);
             if (!s) {
-                snprintf(err, errlen, "too many resources");
-                return -1;
+                return errf(err, errlen, MK_ERR_INVAL, "too many resources");
             }
             if (add_checked(s, one.milli[r], one.name[r], err, errlen) < 0)
-                return -1;
+                return MK_ERR_INVAL;
         }
     }
     json_array_foreach(jx_get(spec, "initContainers"), i, c)
     {
         struct rc_res one;
         if (container_requests(c, &one, err, errlen) < 0)
-            return -1;
+            return MK_ERR_INVAL;
         for (int r = 0; r < one.n; r++) {
             int64_t *s = rc_res_slot(out, one.name[r]);
             if (!s) {
-                snprintf(err, errlen, "too many resources");
-                return -1;
+                return errf(err, errlen, MK_ERR_INVAL, "too many resources");
             }
             if (one.milli[r] > *s)
                 *s = one.milli[r];
@@ -151,28 +147,25 @@ int rc_workload_requests(const json_t *wl, struct rc_res *out, char *err, size_t
     {
         long long count = jx_int(ps, "count", 1);
         if (count < 0 || count > 1000000) {
-            snprintf(err, errlen, "podSets[%zu].count out of range", i);
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL, "podSets[%zu].count out of range", i);
         }
         struct rc_res pod;
         if (rc_pod_requests(jx_get(ps, "template.spec"), &pod, err, errlen) < 0)
-            return -1;
+            return MK_ERR_INVAL;
         for (int r = 0; r < pod.n; r++) {
             int64_t *s = rc_res_slot(out, pod.name[r]);
             int64_t total;
             if (!s) {
-                snprintf(err, errlen, "too many resources");
-                return -1;
+                return errf(err, errlen, MK_ERR_INVAL, "too many resources");
             }
             if (__builtin_mul_overflow(pod.milli[r], (int64_t)count, &total)) {
-                snprintf(err, errlen,
-                         "resource %s: podSets[%zu] count %lld times the pod's requests "
-                         "overflows (more than %" PRId64 "m)",
-                         pod.name[r], i, count, INT64_MAX);
-                return -1;
+                return errf(err, errlen, MK_ERR_INVAL,
+                            "resource %s: podSets[%zu] count %lld times the pod's requests "
+                            "overflows (more than %" PRId64 "m)",
+                            pod.name[r], i, count, INT64_MAX);
             }
             if (add_checked(s, total, pod.name[r], err, errlen) < 0)
-                return -1;
+                return MK_ERR_INVAL;
         }
     }
     return 0;
@@ -328,21 +321,18 @@ int rc_cq_quota(const json_t *cq, const json_t *only, struct rc_res *out, char *
                 }
                 int64_t q;
                 if (!name || !s || qty_parse(s, &q) < 0 || q < 0) {
-                    snprintf(err, errlen, "resourceGroups[%zu].flavors[%zu]: bad nominalQuota", g,
-                             f);
-                    return -1;
+                    return errf(err, errlen, MK_ERR_INVAL,
+                                "resourceGroups[%zu].flavors[%zu]: bad nominalQuota", g, f);
                 }
                 int present;
                 rc_res_get(out, name, &present);
                 int64_t *slot = rc_res_slot(out, name);
                 if (!slot) {
-                    snprintf(err, errlen, "too many resources");
-                    return -1;
+                    return errf(err, errlen, MK_ERR_INVAL, "too many resources");
                 }
                 if (__builtin_add_overflow(*slot, q, slot)) {
-                    snprintf(err, errlen,
-                             "resource %s: nominal quota summed over flavors overflows", name);
-                    return -1;
+                    return errf(err, errlen, MK_ERR_INVAL,
+                                "resource %s: nominal quota summed over flavors overflows", name);
                 }
                 if (!present)
                     snprintf(out->flavor[slot - out->milli], sizeof(out->flavor[0]), "%s",

@@ -1,12 +1,10 @@
 #include "rc_metrics.h"
 
-#include <arpa/inet.h>
-#include <microhttpd.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
+
+#include "httpd.h"
 
 static const char *role = "standalone";
 
@@ -107,21 +105,7 @@ struct rc_http {
     int port;
 };
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned code, const char *type,
-                             char *body, size_t len, int owned)
-{
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-    if (!r) {
-        if (owned)
-            free(body);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", type);
-    enum MHD_Result ret = MHD_queue_response(conn, code, r);
-    MHD_destroy_response(r);
-    return ret;
-}
+#define TEXT "text/plain"
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
                                const char *method, const char *version, const char *upload,
@@ -134,74 +118,58 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         return MHD_YES;
     }
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-        return reply(conn, 405, "text/plain", "method not allowed\n", 19, 0);
+        return httpd_reply_str(conn, 405, TEXT, "method not allowed\n");
     if (strcmp(url, "/healthz") == 0)
-        return reply(conn, 200, "text/plain", "ok\n", 3, 0);
+        return httpd_reply_str(conn, 200, TEXT, "ok\n");
     if (strcmp(url, "/readyz") == 0) {
         if (!h->ready || h->ready(h->ud))
-            return reply(conn, 200, "text/plain", "ok\n", 3, 0);
-        return reply(conn, 503, "text/plain", "caches not synced\n", 18, 0);
+            return httpd_reply_str(conn, 200, TEXT, "ok\n");
+        return httpd_reply_str(conn, 503, TEXT, "caches not synced\n");
     }
     if (strcmp(url, "/metrics") == 0) {
         if (h->before_render)
             h->before_render(h->ud);
         struct buf b;
-        buf_init(&b, 64u * 1024 * 1024);
+        buf_init(&b, BUF_CAP_METRICS);
         if (mt_render(h->m->reg, &b) < 0 || !buf_cstr(&b)) {
             buf_free(&b);
-            return reply(conn, 500, "text/plain", "render failed\n", 14, 0);
+            return httpd_reply_str(conn, 500, TEXT, "render failed\n");
         }
-        size_t len = b.len;
-        return reply(conn, 200, "text/plain; version=0.0.4; charset=utf-8", buf_steal(&b), len, 1);
+        return httpd_reply_buf(conn, 200, "text/plain; version=0.0.4; charset=utf-8", &b, NULL);
     }
-    return reply(conn, 404, "text/plain", "not found\n", 10, 0);
+    return httpd_reply_str(conn, 404, TEXT, "not found\n");
 }
 
 struct rc_http *rc_http_start(const char *addr, struct rc_metrics *m, int (*ready)(void *ud),
                               void (*before_render)(void *ud), void *ud, char *err, size_t errlen)
 {
-    const char *colon = strrchr(addr, ':');
-    if (!colon) {
-        snprintf(err, errlen, "metrics address %s: want host:port", addr);
-        return NULL;
-    }
     char host[64];
-    snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (*end || port < 0 || port > 65535) {
-        snprintf(err, errlen, "metrics address %s: bad port", addr);
+    int port;
+    if (httpd_split_addr(addr, host, sizeof(host), &port, err, errlen) < 0)
         return NULL;
-    }
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    if (!*host || strcmp(host, "0.0.0.0") == 0)
-        sa.sin_addr.s_addr = htonl(INADDR_ANY);
-    else if (strcmp(host, "localhost") == 0)
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    else if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-        snprintf(err, errlen, "metrics address %s: an IPv4 address is needed", addr);
-        return NULL;
-    }
     struct rc_http *h = calloc(1, sizeof(*h));
     if (!h) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         return NULL;
     }
     h->m = m;
     h->ready = ready;
     h->before_render = before_render;
     h->ud = ud;
-    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-                            handler, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+    struct httpd_opts o = {
+        .name = "metrics",
+        .bind = host,
+        .port = port,
+        .max_connections = 32,
+        .timeout_s = 10,
+        .handler = handler,
+        .cls = h,
+    };
+    h->d = httpd_start(&o, &h->port, err, errlen);
     if (!h->d) {
-        snprintf(err, errlen, "cannot listen on %s", addr);
         free(h);
         return NULL;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-    h->port = info ? info->port : (int)port;
     return h;
 }
 

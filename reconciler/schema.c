@@ -1,4 +1,5 @@
 #include "schema.h"
+#include "errf.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,20 +25,21 @@ int rc_schema_keeps_managed_by(const json_t *openapi, const struct mk_kind *k)
 json_t *rc_schema_parse(const char *body, size_t len, int truncated, char *err, size_t errlen)
 {
     if (truncated) {
-        snprintf(err, errlen, "%s is larger than %d bytes", RC_OPENAPI_PATH, RC_OPENAPI_MAX_BYTES);
+        errf(err, errlen, MK_ERR_INVAL, "%s is larger than %d bytes", RC_OPENAPI_PATH,
+             RC_OPENAPI_MAX_BYTES);
         return NULL;
     }
     char why[256] = "";
     if (!body || !len) {
-        snprintf(err, errlen, "%s: empty answer", RC_OPENAPI_PATH);
+        errf(err, errlen, MK_ERR_INVAL, "%s: empty answer", RC_OPENAPI_PATH);
         return NULL;
     }
     json_t *doc =
         jx_loadb_bounded(body, len, RC_OPENAPI_MAX_BYTES, RC_OPENAPI_MAX_DEPTH, why, sizeof(why));
     if (!doc)
-        snprintf(err, errlen, "%s: %s", RC_OPENAPI_PATH, why);
+        errf(err, errlen, MK_ERR_INVAL, "%s: %s", RC_OPENAPI_PATH, why);
     else if (!json_is_object(doc)) {
-        snprintf(err, errlen, "%s: not a JSON object", RC_OPENAPI_PATH);
+        errf(err, errlen, MK_ERR_INVAL, "%s: not a JSON object", RC_OPENAPI_PATH);
         json_decref(doc);
         doc = NULL;
     }

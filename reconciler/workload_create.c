@@ -1,4 +1,5 @@
 #include "workload_create.h"
+#include "errf.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -21,7 +22,7 @@ json_t *rc_build_workload(const struct mk_kind *k, const json_t *job, const char
     char wname[320], av[128];
     if (!ns || !name || !uid ||
         mk_workload_name(k->kind, k->group, name, uid, wname, sizeof(wname)) < 0) {
-        snprintf(err, errlen, "the job has no namespace, name or uid");
+        errf(err, errlen, MK_ERR_INVAL, "the job has no namespace, name or uid");
         return NULL;
     }
     json_t *podsets = mk_pod_sets(k, job, err, errlen);
@@ -36,7 +37,7 @@ json_t *rc_build_workload(const struct mk_kind *k, const json_t *job, const char
         "blockOwnerDeletion", 1, "spec", "podSets", podsets, "queueName", queue, "priority",
         (json_int_t)priority, "active", 1);
     if (!wl) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         return NULL;
     }
     if (priority_class && *priority_class)

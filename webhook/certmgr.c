@@ -264,7 +264,7 @@ static int issue_cert(const struct wh_certmgr_opts *o, const struct settings *s,
     /* the first CA of the bundle is the one whose key we hold */
     char *ca_first[1] = {NULL};
     if (split_bundle(m->ca_crt, ca_first, 1) != 1)
-        return errf(err, errlen, -EINVAL, "no CA certificate to sign with");
+        return errf(err, errlen, MK_ERR_INVAL, "no CA certificate to sign with");
     char *crt = NULL, *key = NULL;
     int rc = tls_gen_cert(ca_first[0], m->ca_key, &co, &crt, &key, err, errlen);
     free(ca_first[0]);
@@ -298,7 +298,7 @@ static int renew(const struct wh_certmgr_opts *o, const struct settings *s, stru
         free(crt);
         if (!bundle || replace(&m->ca_crt, bundle) || replace(&m->ca_key, key)) {
             free(key);
-            rc = errf(err, errlen, -ENOMEM, "out of memory");
+            rc = errf(err, errlen, MK_ERR_NOMEM, "out of memory");
             goto out;
         }
         if (!ca_ok) { /* nothing signed by the old CA can stay */
@@ -312,7 +312,7 @@ static int renew(const struct wh_certmgr_opts *o, const struct settings *s, stru
     } else if (ncas > 1 && seconds_left(cas[1], s->now) <= 0) {
         char *one = strdup(cas[0]); /* the previous CA expired: drop it */
         if (replace(&m->ca_crt, one)) {
-            rc = errf(err, errlen, -ENOMEM, "out of memory");
+            rc = errf(err, errlen, MK_ERR_NOMEM, "out of memory");
             goto out;
         }
         changed = 1;
@@ -390,7 +390,7 @@ static int write_secret(struct kc_client *c, const struct wh_certmgr_opts *o, js
         (!existing && jx_set_new_str(obj, "metadata.labels[app.kubernetes.io/managed-by]",
                                      "mkueue-webhook") != 0) ||
         set_data(obj, m) != 0) {
-        rc = errf(err, errlen, -ENOMEM, "out of memory");
+        rc = errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         goto out;
     }
     if (existing)
@@ -436,7 +436,7 @@ static int patch_config(struct kc_client *c, const struct kc_resource *r, const 
         json_t *hooks = jx_get(cfg, "webhooks");
         const char *rv = jx_str(cfg, "metadata.resourceVersion");
         if (!(p = jp_new(cfg))) {
-            rc = errf(err, errlen, -ENOMEM, "out of memory");
+            rc = errf(err, errlen, MK_ERR_NOMEM, "out of memory");
             goto out;
         }
         for (size_t i = 0; i < json_array_size(hooks); i++) {
@@ -446,7 +446,7 @@ static int patch_config(struct kc_client *c, const struct kc_resource *r, const 
             char idx[24];
             snprintf(idx, sizeof(idx), "%zu", i);
             if (jp_set(p, json_string(bundle_b64), "webhooks", idx, "clientConfig", "caBundle")) {
-                rc = errf(err, errlen, -EINVAL, "%s %s: webhooks[%zu] has no clientConfig",
+                rc = errf(err, errlen, MK_ERR_INVAL, "%s %s: webhooks[%zu] has no clientConfig",
                           r->resource, name, i);
                 goto out;
             }
@@ -458,7 +458,7 @@ static int patch_config(struct kc_client *c, const struct kc_resource *r, const 
         json_t *test = json_pack("{s:s, s:s, s:s}", "op", "test", "path",
                                  "/metadata/resourceVersion", "value", rv ? rv : "");
         if (!ops || !test || json_array_insert_new(ops, 0, test) != 0) {
-            rc = errf(err, errlen, -ENOMEM, "out of memory");
+            rc = errf(err, errlen, MK_ERR_NOMEM, "out of memory");
             goto out;
         }
         rc = kc_patch(c, r, NULL, name, NULL, KC_PATCH_JSON, ops, NULL, NULL, &st);
@@ -473,7 +473,7 @@ static int patch_config(struct kc_client *c, const struct kc_resource *r, const 
             goto out;
         }
     }
-    rc = errf(err, errlen, -EAGAIN, "patch %s %s: kept changing", r->resource, name);
+    rc = errf(err, errlen, MK_ERR_CONFLICT, "patch %s %s: kept changing", r->resource, name);
 out:
     json_decref(cfg);
     json_decref(ops);
@@ -491,7 +491,7 @@ static int sync_file(const char *dir, const char *name, const char *content, mod
     char path[PATH_MAX], tmp[PATH_MAX];
     if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
         (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= sizeof(tmp))
-        return errf(err, errlen, -ENAMETOOLONG, "cert dir path too long");
+        return errf(err, errlen, MK_ERR_TOOBIG, "cert dir path too long");
     char *cur = NULL;
     size_t len = strlen(content);
     if (fio_read_file(path, TLS_MAX_PEM_BYTES, &cur, NULL) == 0 && strcmp(cur, content) == 0) {
@@ -501,7 +501,7 @@ static int sync_file(const char *dir, const char *name, const char *content, mod
     free(cur);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0)
-        return errf(err, errlen, -errno, "open %s: %s", tmp, strerror(errno));
+        return errf(err, errlen, MK_ERR_IO, "open %s: %s", tmp, strerror(errno));
     size_t off = 0;
     while (off < len) {
         ssize_t w = write(fd, content + off, len - off);
@@ -511,14 +511,14 @@ static int sync_file(const char *dir, const char *name, const char *content, mod
             int e = errno;
             close(fd);
             unlink(tmp);
-            return errf(err, errlen, -e, "write %s: %s", tmp, strerror(e));
+            return errf(err, errlen, MK_ERR_IO, "write %s: %s", tmp, strerror(e));
         }
         off += (size_t)w;
     }
     if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
-        return errf(err, errlen, -e, "write %s: %s", path, strerror(e));
+        return errf(err, errlen, MK_ERR_IO, "write %s: %s", path, strerror(e));
     }
     return 1;
 }
@@ -528,14 +528,14 @@ static int make_dirs(const char *dir, char *err, size_t errlen)
 {
     char path[PATH_MAX];
     if ((size_t)snprintf(path, sizeof(path), "%s", dir) >= sizeof(path))
-        return errf(err, errlen, -ENAMETOOLONG, "cert dir path too long");
+        return errf(err, errlen, MK_ERR_TOOBIG, "cert dir path too long");
     for (char *p = path + 1;; p++) {
         if (*p != '/' && *p != '\0')
             continue;
         char c = *p;
         *p = '\0';
         if (mkdir(path, 0700) != 0 && errno != EEXIST)
-            return errf(err, errlen, -errno, "mkdir %s: %s", path, strerror(errno));
+            return errf(err, errlen, MK_ERR_IO, "mkdir %s: %s", path, strerror(errno));
         *p = c;
         if (c == '\0')
             return 0;
@@ -569,12 +569,13 @@ int wh_certmgr_ensure_ex(struct kc_client *c, const struct wh_certmgr_opts *o,
     struct material m = {0};
     json_t *secret = NULL;
     char *b64 = NULL;
-    int rc = -EAGAIN;
+    int rc = MK_ERR_CONFLICT;
     if (!rep)
         rep = &dummy;
     memset(rep, 0, sizeof(*rep));
     if (!c || !o || !o->namespace || !o->secret_name || !o->cert_dir)
-        return errf(err, errlen, -EINVAL, "certmgr: namespace, secret name and cert dir needed");
+        return errf(err, errlen, MK_ERR_INVAL,
+                    "certmgr: namespace, secret name and cert dir needed");
     struct settings s = settings_of(o);
 
     for (int pass = 0; pass < MAX_PASSES; pass++) {
@@ -603,7 +604,7 @@ int wh_certmgr_ensure_ex(struct kc_client *c, const struct wh_certmgr_opts *o,
         }
         LOG_I(LOGGER, "secret changed under us; re-reading", "secret", o->secret_name);
         rep->ca_rotated = rep->cert_issued = 0;
-        rc = -EAGAIN;
+        rc = MK_ERR_CONFLICT;
     }
     if (rc != 0) {
         rc = errf(err, errlen, rc, "secret %s/%s kept changing", o->namespace, o->secret_name);
@@ -618,7 +619,7 @@ int wh_certmgr_ensure_ex(struct kc_client *c, const struct wh_certmgr_opts *o,
         LOG_I(LOGGER, "certificate files written", "dir", o->cert_dir);
 
     if (!(b64 = b64_encode(m.ca_crt))) {
-        rc = errf(err, errlen, -ENOMEM, "out of memory");
+        rc = errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         goto out;
     }
     rc = 0;
@@ -675,12 +676,12 @@ struct wh_certmgr *wh_certmgr_start(struct kc_client *c, const struct wh_certmgr
                                     void (*on_change)(void *ud), void *ud, char *err, size_t errlen)
 {
     if (!c || !o) {
-        errf(err, errlen, -EINVAL, "certmgr: client and options needed");
+        errf(err, errlen, MK_ERR_INVAL, "certmgr: client and options needed");
         return NULL;
     }
     struct wh_certmgr *m = calloc(1, sizeof(*m));
     if (!m) {
-        errf(err, errlen, -ENOMEM, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         return NULL;
     }
     m->c = c;
@@ -689,13 +690,13 @@ struct wh_certmgr *wh_certmgr_start(struct kc_client *c, const struct wh_certmgr
     m->ud = ud;
     int e = clk_stop_init(&m->stop);
     if (e < 0) {
-        errf(err, errlen, e, "certmgr stop: %s", strerror(-e));
+        errf(err, errlen, e, "certmgr stop: %s", strerror(errno));
         free(m);
         return NULL;
     }
     e = pthread_create(&m->thread, NULL, run, m);
     if (e != 0) {
-        errf(err, errlen, -e, "certmgr thread: %s", strerror(e));
+        errf(err, errlen, MK_ERR_IO, "certmgr thread: %s", strerror(e));
         clk_stop_destroy(&m->stop);
         free(m);
         return NULL;
@@ -731,7 +732,7 @@ int wh_certmgr_flag(struct wh_certmgr_opts *o, const char **sans, const char *na
         return 0;
     char why[256];
     if (fl_set(f, &c, value, why, sizeof(why)) < 0)
-        return errf(err, errlen, -1, "%s: %s", name, why);
+        return errf(err, errlen, MK_ERR_INVAL, "%s: %s", name, why);
     *o = c.opts;
     *sans = c.sans;
     return 1;

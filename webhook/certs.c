@@ -1,4 +1,5 @@
 #include "certs.h"
+#include "errf.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -94,7 +95,7 @@ static struct gen *gen_load(const char *cert_file, const char *key_file, char *e
     size_t clen = 0, klen = 0;
     struct gen *g = calloc(1, sizeof(*g));
     if (!g) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         goto fail;
     }
     if (tls_load_pem_file(cert_file, &cpem, &clen, err, errlen) < 0 ||
@@ -105,7 +106,8 @@ static struct gen *gen_load(const char *cert_file, const char *key_file, char *e
     unsigned n = MAX_CHAIN;
     int rc = gnutls_pcert_list_import_x509_raw(g->pcerts, &n, &cd, GNUTLS_X509_FMT_PEM, 0);
     if (rc < 0 || n == 0) {
-        snprintf(err, errlen, "%s: %s", cert_file, rc < 0 ? gnutls_strerror(rc) : "no certificate");
+        errf(err, errlen, MK_ERR_INVAL, "%s: %s", cert_file,
+             rc < 0 ? gnutls_strerror(rc) : "no certificate");
         goto fail;
     }
     g->npcerts = n;
@@ -113,11 +115,12 @@ static struct gen *gen_load(const char *cert_file, const char *key_file, char *e
     if (rc == 0)
         rc = gnutls_privkey_import_x509_raw(g->key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0);
     if (rc < 0) {
-        snprintf(err, errlen, "%s: %s", key_file, gnutls_strerror(rc));
+        errf(err, errlen, MK_ERR_INVAL, "%s: %s", key_file, gnutls_strerror(rc));
         goto fail;
     }
     if (!key_matches(g)) {
-        snprintf(err, errlen, "%s does not match the certificate in %s", key_file, cert_file);
+        errf(err, errlen, MK_ERR_INVAL, "%s does not match the certificate in %s", key_file,
+             cert_file);
         goto fail;
     }
     if (tls_cert_expiry(cpem, clen, &g->not_after, err, errlen) < 0)
@@ -140,13 +143,13 @@ struct wh_certs *wh_certs_new(const char *cert_file, const char *key_file, long 
 {
     struct wh_certs *c = calloc(1, sizeof(*c));
     if (!c || !(c->cert_file = strdup(cert_file)) || !(c->key_file = strdup(key_file))) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         goto fail;
     }
     c->interval_ms = check_interval_ms > 0 ? check_interval_ms : 1000;
     pthread_mutex_init(&c->lock, NULL);
     if (sig_of(cert_file, &c->cert_sig) < 0 || sig_of(key_file, &c->key_sig) < 0) {
-        snprintf(err, errlen, "cannot stat %s or %s", cert_file, key_file);
+        errf(err, errlen, MK_ERR_INVAL, "cannot stat %s or %s", cert_file, key_file);
         goto fail_lock;
     }
     c->cur = gen_load(cert_file, key_file, err, errlen);
@@ -205,8 +208,7 @@ static int refresh_locked(struct wh_certs *c, int force, char *err, size_t errle
     }
     struct sig cs, ks;
     if (sig_of(c->cert_file, &cs) < 0 || sig_of(c->key_file, &ks) < 0) {
-        snprintf(err, errlen, "cannot stat %s or %s", c->cert_file, c->key_file);
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "cannot stat %s or %s", c->cert_file, c->key_file);
     }
     if ((sig_eq(&cs, &c->cert_sig) && sig_eq(&ks, &c->key_sig)) ||
         (sig_eq(&cs, &c->bad_cert_sig) && sig_eq(&ks, &c->bad_key_sig)))

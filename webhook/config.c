@@ -108,26 +108,26 @@ int wh_config_parse(int argc, char **argv, struct wh_config *c, FILE *out, char 
         }
     }
     if (fl_parse(flags, sizeof(flags) / sizeof(flags[0]), c, argc, argv, err, errlen) < 0)
-        return -1;
+        return MK_ERR_INVAL;
     c->certmgr.namespace = c->ns;
     c->certmgr.cert_dir = c->cert_dir;
     if (c->certmgr.secret_name && (c->tls_cert || c->tls_key))
-        return errf(err, errlen, -1,
+        return errf(err, errlen, MK_ERR_INVAL,
                     "--cert-secret writes --cert-dir: drop --tls-cert and --tls-key");
     /* the largest review must fit the budget with its body */
     if (c->max_inflight < c->max_body + c->max_decoded)
-        return errf(err, errlen, -1,
+        return errf(err, errlen, MK_ERR_INVAL,
                     "--max-inflight-bytes %zu is less than --max-body + --max-decoded-bytes (%zu)",
                     c->max_inflight, c->max_body + c->max_decoded);
     if (c->kubeconfig_dir && !*c->kubeconfig_dir)
         c->kubeconfig_dir = NULL;
     if (!*c->ns)
-        return errf(err, errlen, -1, "--namespace must not be empty");
+        return errf(err, errlen, MK_ERR_INVAL, "--namespace must not be empty");
     int w1 = c->tls_cert ? snprintf(c->cert_path, sizeof(c->cert_path), "%s", c->tls_cert)
                          : snprintf(c->cert_path, sizeof(c->cert_path), "%s/tls.crt", c->cert_dir);
     int w2 = c->tls_key ? snprintf(c->key_path, sizeof(c->key_path), "%s", c->tls_key)
                         : snprintf(c->key_path, sizeof(c->key_path), "%s/tls.key", c->cert_dir);
     if (w1 < 0 || w2 < 0 || (size_t)w1 >= sizeof(c->cert_path) || (size_t)w2 >= sizeof(c->key_path))
-        return errf(err, errlen, -1, "certificate path too long");
+        return errf(err, errlen, MK_ERR_INVAL, "certificate path too long");
     return 0;
 }

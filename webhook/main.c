@@ -129,43 +129,40 @@ int main(int argc, char **argv)
         LOG_E("main", "cannot start the admission server", "error", err);
         goto out;
     }
-    struct wh_server_opts oo = {
-        .name = "metrics",
-        .bind = cfg.metrics_bind,
-        .port = cfg.metrics_port,
-        .threads = 1,
-        .max_connections = 64,
-        .max_per_ip = 16,
-        .timeout_s = 10,
-        .request_timeout_s = 10,
-        .route = wh_app_ops_route,
-        .handle = wh_app_ops_handle,
-        .ud = &app,
+    /* The plain servers: metrics, and the kubelet's probes apart (health
+     * port 0 = none) so that load on the other ports cannot starve them. */
+    const struct {
+        const char *name, *bind, *fail;
+        int port;
+        unsigned max_connections, max_per_ip, timeout_s;
+        size_t max_body; /* 0 = the default */
+        int (*route)(void *ud, const char *path);
+        struct wh_server **srv;
+    } plain[] = {
+        {"metrics", cfg.metrics_bind, "cannot start the metrics server", cfg.metrics_port, 64, 16,
+         10, 0, wh_app_ops_route, &ops},
+        {"probes", cfg.health_bind, "cannot start the probe server", cfg.health_port, 32, 8, 5,
+         1024, wh_app_probe_route, &probes},
     };
-    ops = wh_server_start(&oo, err, sizeof(err));
-    if (!ops) {
-        LOG_E("main", "cannot start the metrics server", "error", err);
-        goto out;
-    }
-    if (cfg.health_port) {
-        /* the kubelet's probes, apart: load on the other ports cannot starve them */
-        struct wh_server_opts po = {
-            .name = "probes",
-            .bind = cfg.health_bind,
-            .port = cfg.health_port,
+    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+        if (plain[i].srv == &probes && !cfg.health_port)
+            continue;
+        struct wh_server_opts so = {
+            .name = plain[i].name,
+            .bind = plain[i].bind,
+            .port = plain[i].port,
             .threads = 1,
-            .max_connections = 32,
-            .max_per_ip = 8,
-            .timeout_s = 5,
-            .request_timeout_s = 5,
-            .max_body = 1024,
-            .route = wh_app_probe_route,
+            .max_connections = plain[i].max_connections,
+            .max_per_ip = plain[i].max_per_ip,
+            .timeout_s = plain[i].timeout_s,
+            .request_timeout_s = plain[i].timeout_s,
+            .max_body = plain[i].max_body,
+            .route = plain[i].route,
             .handle = wh_app_ops_handle,
             .ud = &app,
         };
-        probes = wh_server_start(&po, err, sizeof(err));
-        if (!probes) {
-            LOG_E("main", "cannot start the probe server", "error", err);
+        if (!(*plain[i].srv = wh_server_start(&so, err, sizeof(err)))) {
+            LOG_E("main", plain[i].fail, "error", err);
             goto out;
         }
     }

@@ -1,4 +1,5 @@
 #include "review.h"
+#include "errf.h"
 
 #include <openssl/evp.h>
 #include <stdarg.h>
@@ -25,14 +26,12 @@ static int get_str(const json_t *obj, const char *key, const char *where, int re
     *out = NULL;
     if (!v || json_is_null(v)) {
         if (required) {
-            snprintf(err, errlen, "%s.%s: missing", where, key);
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL, "%s.%s: missing", where, key);
         }
         return 0;
     }
     if (!json_is_string(v)) {
-        snprintf(err, errlen, "%s.%s: expected a string", where, key);
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "%s.%s: expected a string", where, key);
     }
     *out = json_string_value(v);
     return 0;
@@ -47,8 +46,7 @@ static int get_obj(const json_t *obj, const char *key, const char *where, json_t
     if (!v || json_is_null(v))
         return 0;
     if (!json_is_object(v)) {
-        snprintf(err, errlen, "%s.%s: expected an object", where, key);
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "%s.%s: expected an object", where, key);
     }
     *out = v;
     return 0;
@@ -60,8 +58,7 @@ static int decode_kind(json_t *req, struct wh_review *r, char *err, size_t errle
     if (get_obj(req, "kind", "request", &kind, err, errlen) < 0)
         return -1;
     if (!kind) {
-        snprintf(err, errlen, "request.kind: missing");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "request.kind: missing");
     }
     if (get_str(kind, "group", "request.kind", 0, &r->group, err, errlen) < 0 ||
         get_str(kind, "version", "request.kind", 1, &r->version, err, errlen) < 0 ||
@@ -70,8 +67,7 @@ static int decode_kind(json_t *req, struct wh_review *r, char *err, size_t errle
     if (!r->group)
         r->group = "";
     if (!*r->version || !*r->kind) {
-        snprintf(err, errlen, "request.kind: version and kind must not be empty");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "request.kind: version and kind must not be empty");
     }
     return 0;
 }
@@ -87,8 +83,8 @@ static int decode_op(json_t *req, struct wh_review *r, char *err, size_t errlen)
             return 0;
         }
     }
-    snprintf(err, errlen, "request.operation: unknown operation \"%.32s\"", r->operation);
-    return -1;
+    return errf(err, errlen, MK_ERR_INVAL, "request.operation: unknown operation \"%.32s\"",
+                r->operation);
 }
 
 static int decode_objects(json_t *req, struct wh_review *r, char *err, size_t errlen)
@@ -97,12 +93,10 @@ static int decode_objects(json_t *req, struct wh_review *r, char *err, size_t er
         get_obj(req, "oldObject", "request", &r->old_object, err, errlen) < 0)
         return -1;
     if ((r->op == WH_CREATE || r->op == WH_UPDATE) && !r->object) {
-        snprintf(err, errlen, "request.object: missing for %s", r->operation);
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "request.object: missing for %s", r->operation);
     }
     if (r->op == WH_UPDATE && !r->old_object) {
-        snprintf(err, errlen, "request.oldObject: missing for UPDATE");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "request.oldObject: missing for UPDATE");
     }
     json_t *obj = r->object ? r->object : r->old_object;
     json_t *meta = NULL;
@@ -127,11 +121,11 @@ int wh_review_decode(const char *body, size_t len, size_t max_bytes, struct wh_r
     char jerr[200];
     r->root = jx_loadb_bounded(body, len, max_bytes, WH_MAX_DEPTH, jerr, sizeof(jerr));
     if (!r->root) {
-        snprintf(err, errlen, "body: %s", jerr);
+        errf(err, errlen, MK_ERR_INVAL, "body: %s", jerr);
         goto fail;
     }
     if (!json_is_object(r->root)) {
-        snprintf(err, errlen, "body: expected an AdmissionReview object");
+        errf(err, errlen, MK_ERR_INVAL, "body: expected an AdmissionReview object");
         goto fail;
     }
     const char *api, *kind;
@@ -143,25 +137,25 @@ int wh_review_decode(const char *body, size_t len, size_t max_bytes, struct wh_r
     } else if (strcmp(api, API_V1BETA1) == 0) {
         r->v1beta1 = 1;
     } else {
-        snprintf(err, errlen, "review.apiVersion: \"%.64s\" is not admission.k8s.io/v1 or v1beta1",
-                 api);
+        errf(err, errlen, MK_ERR_INVAL,
+             "review.apiVersion: \"%.64s\" is not admission.k8s.io/v1 or v1beta1", api);
         goto fail;
     }
     if (strcmp(kind, "AdmissionReview") != 0) {
-        snprintf(err, errlen, "review.kind: \"%.64s\" is not AdmissionReview", kind);
+        errf(err, errlen, MK_ERR_INVAL, "review.kind: \"%.64s\" is not AdmissionReview", kind);
         goto fail;
     }
     json_t *req;
     if (get_obj(r->root, "request", "review", &req, err, errlen) < 0)
         goto fail;
     if (!req) {
-        snprintf(err, errlen, "review.request: missing");
+        errf(err, errlen, MK_ERR_INVAL, "review.request: missing");
         goto fail;
     }
     if (get_str(req, "uid", "request", 1, &r->uid, err, errlen) < 0)
         goto fail;
     if (!*r->uid || strlen(r->uid) > 128) {
-        snprintf(err, errlen, "request.uid: must be 1 to 128 characters");
+        errf(err, errlen, MK_ERR_INVAL, "request.uid: must be 1 to 128 characters");
         goto fail;
     }
     if (decode_kind(req, r, err, errlen) < 0 || decode_op(req, r, err, errlen) < 0 ||
@@ -172,7 +166,7 @@ int wh_review_decode(const char *body, size_t len, size_t max_bytes, struct wh_r
         r->sub_resource = "";
     json_t *dry = json_object_get(req, "dryRun");
     if (dry && !json_is_null(dry) && !json_is_boolean(dry)) {
-        snprintf(err, errlen, "request.dryRun: expected a boolean");
+        errf(err, errlen, MK_ERR_INVAL, "request.dryRun: expected a boolean");
         goto fail;
     }
     r->dry_run = json_is_true(dry);
@@ -196,13 +190,21 @@ void wh_verdict_clear(struct wh_verdict *v)
     wh_verdict_init(v);
 }
 
+/* The formatted message (caller frees), or NULL without memory. */
+static char *format(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+static char *format(const char *fmt, va_list ap)
+{
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL; /* undefined after a failed vasprintf */
+    return msg;
+}
+
 void wh_verdict_deny(struct wh_verdict *v, const char *reason, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    char *msg = format(fmt, ap);
     va_end(ap);
     free(v->message);
     v->message = msg;
@@ -218,9 +220,7 @@ void wh_verdict_warn(struct wh_verdict *v, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    char *msg = format(fmt, ap);
     va_end(ap);
     if (!msg)
         return;

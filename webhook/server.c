@@ -1,18 +1,17 @@
 #include "server.h"
+#include "errf.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <time.h>
 
 #include "clock.h"
+#include "httpd.h"
 #include "log.h"
 #include "review.h"
 
@@ -49,25 +48,6 @@ struct req {
     int counted;      /* in the in-flight gauge */
 };
 
-static enum MHD_Result send_buf(struct MHD_Connection *conn, int status, struct buf *b,
-                                const char *ctype, const char *allow)
-{
-    size_t len = b->len;
-    char *data = buf_steal(b);
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        len, data ? data : (char *)"", data ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-    if (!r) {
-        free(data);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-    if (allow)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)status, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
 static enum MHD_Result send_error(struct wh_server *s, struct MHD_Connection *conn, int status,
                                   const char *msg, const char *allow)
 {
@@ -80,7 +60,7 @@ static enum MHD_Result send_error(struct wh_server *s, struct MHD_Connection *co
     buf_init(&b, BUF_CAP_REPLY);
     buf_append_str(&b, msg);
     buf_append_str(&b, "\n");
-    return send_buf(conn, status, &b, "text/plain; charset=utf-8", allow);
+    return httpd_reply_buf(conn, status, "text/plain; charset=utf-8", &b, allow);
 }
 
 /* "application/json", optionally with parameters ("; charset=utf-8"). */
@@ -194,7 +174,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         buf_free(&out);
         return send_error(s, conn, 500, "out of memory", NULL);
     }
-    return send_buf(conn, status, &out, ctype, NULL);
+    return httpd_reply_buf(conn, status, ctype, &out, NULL);
 }
 
 static struct conn *conn_of(struct MHD_Connection *conn)
@@ -326,22 +306,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-    struct wh_server *s = cls;
-    char msg[512];
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    size_t n = strlen(msg);
-    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
-        msg[--n] = '\0';
-    LOG_D(s->name, "libmicrohttpd", "message", msg);
-}
-
 struct wh_server *wh_server_start(const struct wh_server_opts *o, char *err, size_t errlen)
 {
     struct wh_server *s = calloc(1, sizeof(*s));
     if (!s) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         return NULL;
     }
     s->o = *o;
@@ -356,77 +325,41 @@ struct wh_server *wh_server_start(const struct wh_server_opts *o, char *err, siz
         s->o.request_timeout_s = 15;
     if (!s->o.max_body)
         s->o.max_body = WH_MAX_BODY;
-    const char *bind = o->bind ? o->bind : "0.0.0.0";
-
-    struct sockaddr_in in4 = {0};
-    struct sockaddr_in6 in6 = {0};
-    struct sockaddr *sa;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
-    if (inet_pton(AF_INET, bind, &in4.sin_addr) == 1) {
-        in4.sin_family = AF_INET;
-        in4.sin_port = htons((uint16_t)o->port);
-        sa = (struct sockaddr *)&in4;
-    } else if (inet_pton(AF_INET6, bind, &in6.sin6_addr) == 1) {
-        in6.sin6_family = AF_INET6;
-        in6.sin6_port = htons((uint16_t)o->port);
-        sa = (struct sockaddr *)&in6;
-        flags |= MHD_USE_IPv6;
-    } else {
-        snprintf(err, errlen, "bind address %s is not an IPv4 or IPv6 address", bind);
-        goto fail;
-    }
-    if (o->port < 0 || o->port > 65535) {
-        snprintf(err, errlen, "port %d out of range", o->port);
-        goto fail;
-    }
-    /* Options that depend on the configuration, passed as one array. */
-    /* at most: thread pool, certificate callback, TLS priorities, per-IP
-     * limit, and the END marker */
-    struct MHD_OptionItem extra[5];
-    size_t n = 0;
-    if (s->o.threads > 1)
-        extra[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, s->o.threads, NULL};
-    if (o->certs) {
-        flags |= MHD_USE_TLS;
+    struct httpd_opts ho = {
+        .name = s->name,
+        .bind = o->bind,
+        .port = o->port,
+        .threads = s->o.threads,
+        .max_connections = s->o.max_connections,
+        .timeout_s = s->o.timeout_s,
+        .conn_memory = WH_CONN_MEMORY,
+        .max_per_ip = s->o.max_per_ip,
+        .tls_cert_callback = o->certs ? (void *)wh_certs_retrieve : NULL,
+        .tls_priorities = o->tls_priorities ? o->tls_priorities : WH_TLS_PRIORITIES,
+        .handler = on_request,
+        .completed = on_completed,
+        .on_connection = on_connection,
+        .uri_log = on_uri,
+        .cls = s,
+    };
+    if (o->certs)
         wh_certs_install(o->certs);
-        extra[n++] =
-            (struct MHD_OptionItem){MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)wh_certs_retrieve};
-        extra[n++] = (struct MHD_OptionItem){
-            MHD_OPTION_HTTPS_PRIORITIES, 0,
-            (void *)(o->tls_priorities ? o->tls_priorities : WH_TLS_PRIORITIES)};
-    }
-    if (s->o.max_per_ip)
-        extra[n++] =
-            (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->o.max_per_ip, NULL};
-    extra[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     pthread_mutex_init(&s->lock, NULL);
     clk_cond_init(&s->wake);
-    s->d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)s->o.max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->o.timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)WH_CONN_MEMORY, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-        MHD_OPTION_ARRAY, extra, MHD_OPTION_END);
-    if (!s->d) {
-        snprintf(err, errlen, "cannot serve on %s:%d (address in use, or TLS setup failed)", bind,
-                 o->port);
+    s->d = httpd_start(&ho, &s->port, err, errlen);
+    if (!s->d)
         goto fail_locks;
-    }
     int rc = pthread_create(&s->sweep, NULL, sweep_main, s);
     if (rc != 0) {
-        snprintf(err, errlen, "cannot start the deadline thread: %s", strerror(rc));
+        errf(err, errlen, MK_ERR_IO, "cannot start the deadline thread: %s", strerror(rc));
         MHD_stop_daemon(s->d);
         goto fail_locks;
     }
     s->sweeping = 1;
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = info ? info->port : o->port;
     return s;
 fail_locks:
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->lock);
-fail:
     free(s);
     return NULL;
 }

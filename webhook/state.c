@@ -1,4 +1,5 @@
 #include "state.h"
+#include "errf.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -160,11 +161,11 @@ struct wh_state *wh_state_start(const struct wh_state_opts *o, char *err, size_t
 {
     struct wh_state *s = calloc(1, sizeof(*s));
     if (!s) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         return NULL;
     }
     if (clk_stop_init(&s->stop) < 0) {
-        snprintf(err, errlen, "cannot create a condition variable");
+        errf(err, errlen, MK_ERR_INVAL, "cannot create a condition variable");
         free(s);
         return NULL;
     }
@@ -181,7 +182,7 @@ struct wh_state *wh_state_start(const struct wh_state_opts *o, char *err, size_t
     for (int i = 0; i < NCACHES; i++) {
         s->caches[i] = kcache_new();
         if (!s->caches[i]) {
-            snprintf(err, errlen, "out of memory");
+            errf(err, errlen, MK_ERR_NOMEM, "out of memory");
             goto fail;
         }
     }
@@ -214,7 +215,7 @@ struct wh_state *wh_state_start(const struct wh_state_opts *o, char *err, size_t
     struct kcache_handlers mh = {mkc_add, mkc_update, mkc_delete, s};
     if (kcache_add_handlers(s->caches[C_MKC], &mh) < 0 ||
         kcache_add_handlers(s->caches[C_SECRET], &h) < 0) {
-        snprintf(err, errlen, "cannot register cache handlers");
+        errf(err, errlen, MK_ERR_INVAL, "cannot register cache handlers");
         goto fail;
     }
     s->ctx = (struct wh_ctx){
@@ -233,12 +234,13 @@ struct wh_state *wh_state_start(const struct wh_state_opts *o, char *err, size_t
         s->informers[i] =
             kw_informer_start(s->client, &manager_res[i], NULL, NULL, s->caches[i], &wo);
         if (!s->informers[i]) {
-            snprintf(err, errlen, "cannot start the %s informer", manager_res[i].resource);
+            errf(err, errlen, MK_ERR_INVAL, "cannot start the %s informer",
+                 manager_res[i].resource);
             goto fail;
         }
     }
     if (pthread_create(&s->syncer, NULL, syncer_main, s) != 0) {
-        snprintf(err, errlen, "cannot start the worker syncer");
+        errf(err, errlen, MK_ERR_INVAL, "cannot start the worker syncer");
         goto fail;
     }
     s->syncer_started = 1;

@@ -108,7 +108,7 @@ static int check_workers(const struct wh_ctx *c, const struct mk_kind *k, const 
         return 0;
     }
     struct buf missing;
-    buf_init(&missing, 64 * 1024);
+    buf_init(&missing, BUF_CAP_MESSAGE);
     struct wh_refs refs; /* ~17 KB: the server threads' stacks have room */
     int pre = c->workers.has_object && wh_preflight_refs(k, r->object, &refs) == 0;
     size_t i;

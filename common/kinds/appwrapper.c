@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "jsonx.h"
+#include "errf.h"
 #include "kinds/adapters.h"
 #include "kinds/kinds.h"
 #include "kinds/podset.h"
@@ -388,9 +389,8 @@ static int pod_sets(const json_t *aw, json_t *out, char *err, size_t errlen)
         json_t *declared = json_object_get(comp, "podSets");
         json_t *sets = json_array_size(declared) > 0 ? json_incref(declared) : aw_infer(ctmpl);
         if (!sets) {
-            snprintf(err, errlen,
-                     "spec.components[%zu].template: a replica count is not an integer", i);
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL,
+                        "spec.components[%zu].template: a replica count is not an integer", i);
         }
         json_array_foreach(sets, j, ps)
         {
@@ -398,26 +398,25 @@ static int pod_sets(const json_t *aw, json_t *out, char *err, size_t errlen)
             long long replicas = mk_count_at(ps, "replicas", 1);
             json_t *tmpl = aw_pod_template(aw_at(ctmpl, jx_str(ps, "path")));
             if (!tmpl) {
-                snprintf(err, errlen,
-                         "spec.components[%zu].podSets[%zu].path does not name a pod "
-                         "template with a spec in the component",
-                         i, j);
                 json_decref(sets);
-                return -1;
+                return errf(err, errlen, MK_ERR_INVAL,
+                            "spec.components[%zu].podSets[%zu].path does not name a pod "
+                            "template with a spec in the component",
+                            i, j);
             }
             snprintf(psname, sizeof(psname), "%.50s-%zu", name ? name : "appwrapper", n++);
             int rc = mk_podset_add(out, psname, replicas, tmpl, err, errlen);
             json_decref(tmpl); /* mk_podset_add copied it */
             if (rc < 0) {
                 json_decref(sets);
-                return -1;
+                return rc;
             }
         }
         json_decref(sets);
     }
     if (n == 0) {
-        snprintf(err, errlen, "spec.components declares no podSets and none can be inferred");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL,
+                    "spec.components declares no podSets and none can be inferred");
     }
     return 0;
 }

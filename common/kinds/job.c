@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "jsonx.h"
+#include "errf.h"
 #include "kinds/adapters.h"
 #include "kinds/kinds.h"
 #include "kinds/podset.h"
@@ -25,9 +26,8 @@ static int pod_sets(const json_t *job, json_t *out, char *err, size_t errlen)
     json_t *spec = jx_get(job, "spec");
     long long count = mk_job_pod_count(spec);
     if (count < 0) {
-        snprintf(err, errlen,
-                 "spec.parallelism and spec.completions must be non-negative integers");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL,
+                    "spec.parallelism and spec.completions must be non-negative integers");
     }
     if (mk_podset_add(out, "main", count, jx_get(spec, "template"), err, errlen) < 0)
         return -1;
@@ -36,9 +36,8 @@ static int pod_sets(const json_t *job, json_t *out, char *err, size_t errlen)
         char *end;
         long long m = strtoll(min, &end, 10);
         if (*min == '\0' || *end != '\0' || m < 1 || m > count) {
-            snprintf(err, errlen, "annotation %s must be an integer from 1 to %lld",
-                     MIN_PARALLELISM, count);
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL,
+                        "annotation %s must be an integer from 1 to %lld", MIN_PARALLELISM, count);
         }
         json_object_set_new(json_array_get(out, json_array_size(out) - 1), "minCount",
                             json_integer(m));

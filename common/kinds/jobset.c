@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "jsonx.h"
+#include "errf.h"
 #include "kinds/adapters.h"
 #include "kinds/kinds.h"
 #include "kinds/podset.h"
@@ -10,8 +11,7 @@ static int pod_sets(const json_t *js, json_t *out, char *err, size_t errlen)
 {
     json_t *rjs = jx_get(js, "spec.replicatedJobs");
     if (!json_is_array(rjs) || json_array_size(rjs) == 0) {
-        snprintf(err, errlen, "spec.replicatedJobs must be a non-empty list");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "spec.replicatedJobs must be a non-empty list");
     }
     size_t i;
     json_t *rj;
@@ -21,11 +21,10 @@ static int pod_sets(const json_t *js, json_t *out, char *err, size_t errlen)
         json_t *job_spec = jx_get(rj, "template.spec");
         long long pods = mk_job_pod_count(job_spec);
         if (replicas < 0 || pods < 0) {
-            snprintf(err, errlen,
-                     "spec.replicatedJobs[%zu]: replicas, parallelism and completions "
-                     "must be non-negative integers",
-                     i);
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL,
+                        "spec.replicatedJobs[%zu]: replicas, parallelism and completions "
+                        "must be non-negative integers",
+                        i);
         }
         if (mk_podset_add(out, jx_str(rj, "name"), replicas * pods, jx_get(job_spec, "template"),
                           err, errlen) < 0)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "jsonx.h"
+#include "errf.h"
 #include "kinds/adapters.h"
 #include "kinds/kinds.h"
 #include "kinds/podset.h"
@@ -13,8 +14,8 @@ static int pod_sets(const json_t *lws, json_t *out, char *err, size_t errlen)
     json_t *t = jx_get(lws, "spec.leaderWorkerTemplate");
     long long size = mk_count_at(t, "size", 1);
     if (size < 1) {
-        snprintf(err, errlen, "spec.leaderWorkerTemplate.size must be a positive integer");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL,
+                    "spec.leaderWorkerTemplate.size must be a positive integer");
     }
     json_t *leader = jx_get(t, "leaderTemplate");
     if (!leader)

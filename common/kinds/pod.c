@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "jsonx.h"
+#include "errf.h"
 #include "kinds/adapters.h"
 #include "kinds/kinds.h"
 #include "kinds/podset.h"
@@ -43,8 +44,8 @@ static void pod_edit_remote(json_t *copy, const json_t *pod)
 static int deployment_pod_sets(const json_t *d, json_t *out, char *err, size_t errlen)
 {
     (void)d, (void)out;
-    snprintf(err, errlen, "a Deployment has no Workload: each of its pods is dispatched alone");
-    return -1;
+    return errf(err, errlen, MK_ERR_INVAL,
+                "a Deployment has no Workload: each of its pods is dispatched alone");
 }
 
 const struct mk_kind mk_kind_pod = {

@@ -1,4 +1,5 @@
 #include "podset.h"
+#include "errf.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -13,22 +14,21 @@ int mk_podset_add(json_t *out, const char *name, long long count, const json_t *
     char lower[64];
     size_t n = name ? strlen(name) : 0;
     if (n == 0 || n >= sizeof(lower)) {
-        snprintf(err, errlen, "pod set name \"%s\" must have 1 to 63 characters", name ? name : "");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "pod set name \"%s\" must have 1 to 63 characters",
+                    name ? name : "");
     }
     for (size_t i = 0; i <= n; i++)
         lower[i] = (char)tolower((unsigned char)name[i]);
     if (count < 0) {
-        snprintf(err, errlen, "pod set %s: replica count must be a non-negative integer", lower);
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL,
+                    "pod set %s: replica count must be a non-negative integer", lower);
     }
     json_t *t = tmpl ? json_deep_copy(tmpl) : json_object();
     json_t *ps =
         t ? json_pack("{s:s,s:I,s:o}", "name", lower, "count", (json_int_t)count, "template", t)
           : NULL;
     if (!ps || json_array_append_new(out, ps) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     return 0;
 }
@@ -57,8 +57,8 @@ static int add_replica(const json_t *specs, const char *type, json_t *out, const
     json_t *spec = json_object_get(specs, type);
     long long count = mk_count_at(spec, "replicas", 1);
     if (count < 0) {
-        snprintf(err, errlen, "%s.%s.replicas must be a non-negative integer", field, type);
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "%s.%s.replicas must be a non-negative integer",
+                    field, type);
     }
     return mk_podset_add(out, type, count, json_object_get(spec, "template"), err, errlen);
 }
@@ -72,8 +72,7 @@ int mk_podsets_from_replica_specs(const json_t *specs, const char *const *order,
                                   const char *field, char *err, size_t errlen)
 {
     if (!json_is_object(specs)) {
-        snprintf(err, errlen, "%s must be an object of replica specs", field);
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "%s must be an object of replica specs", field);
     }
     for (size_t i = 0; order && order[i]; i++) {
         const char *key;
@@ -94,8 +93,7 @@ int mk_podsets_from_replica_specs(const json_t *specs, const char *const *order,
         if (in_order(key, order))
             continue;
         if (nrest == sizeof(rest) / sizeof(rest[0])) {
-            snprintf(err, errlen, "%s has too many replica types", field);
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL, "%s has too many replica types", field);
         }
         rest[nrest++] = key;
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "jsonx.h"
+#include "errf.h"
 #include "kinds/adapters.h"
 #include "kinds/kinds.h"
 #include "kinds/podset.h"
@@ -16,8 +17,7 @@ static int cluster_pod_sets(const json_t *spec, const char *field, json_t *out, 
                             size_t errlen)
 {
     if (!json_is_object(jx_get(spec, "headGroupSpec"))) {
-        snprintf(err, errlen, "%s.headGroupSpec is required", field);
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "%s.headGroupSpec is required", field);
     }
     if (mk_podset_add(out, "head", 1, jx_get(spec, "headGroupSpec.template"), err, errlen) < 0)
         return -1;
@@ -28,11 +28,10 @@ static int cluster_pod_sets(const json_t *spec, const char *field, json_t *out, 
         long long replicas = mk_count_at(g, "replicas", 1);
         long long hosts = mk_count_at(g, "numOfHosts", 1);
         if (replicas < 0 || hosts < 0) {
-            snprintf(err, errlen,
-                     "%s.workerGroupSpecs[%zu]: replicas and numOfHosts must be "
-                     "non-negative integers",
-                     field, i);
-            return -1;
+            return errf(err, errlen, MK_ERR_INVAL,
+                        "%s.workerGroupSpecs[%zu]: replicas and numOfHosts must be "
+                        "non-negative integers",
+                        field, i);
         }
         /* Kueue multiplies only when numOfHosts > 1: 0 counts as 1 */
         long long count = hosts > 1 ? replicas * hosts : replicas;
@@ -64,18 +63,16 @@ static int rayjob_pod_sets(const json_t *rj, json_t *out, char *err, size_t errl
     const char *image =
         jx_str(rj, "spec.rayClusterSpec.headGroupSpec.template.spec.containers.0.image");
     if (!image) {
-        snprintf(err, errlen,
-                 "spec.rayClusterSpec.headGroupSpec.template.spec.containers[0].image is "
-                 "required for the default submitter");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL,
+                    "spec.rayClusterSpec.headGroupSpec.template.spec.containers[0].image is "
+                    "required for the default submitter");
     }
     json_t *def = json_pack("{s:{s:[{s:s,s:s,s:{s:{s:s,s:s},s:{s:s,s:s}}}],s:s}}", "spec",
                             "containers", "name", "ray-job-submitter", "image", image, "resources",
                             "limits", "cpu", "1", "memory", "1Gi", "requests", "cpu", "500m",
                             "memory", "200Mi", "restartPolicy", "Never");
     if (!def) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     int rc = mk_podset_add(out, "submitter", 1, def, err, errlen);
     json_decref(def); /* mk_podset_add copied it */

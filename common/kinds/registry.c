@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "jsonx.h"
+#include "errf.h"
 #include "kinds/adapters.h"
 #include "kinds/kinds.h"
 
@@ -217,18 +218,18 @@ json_t *mk_pod_sets(const struct mk_kind *k, const json_t *job, char *err, size_
 {
     json_t *out = json_array();
     if (!out) {
-        snprintf(err, errlen, "out of memory");
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         return NULL;
     }
     if (!k->pod_sets) {
-        snprintf(err, errlen, "kind %s does not describe its pod sets", k->kind);
+        errf(err, errlen, MK_ERR_INVAL, "kind %s does not describe its pod sets", k->kind);
         goto fail;
     }
     if (k->pod_sets(job, out, err, errlen) < 0)
         goto fail;
     if (json_array_size(out) == 0 || json_array_size(out) > MK_MAX_PODSETS) {
-        snprintf(err, errlen, "%s has %zu pod sets; a Workload takes 1 to %d", k->kind,
-                 json_array_size(out), MK_MAX_PODSETS);
+        errf(err, errlen, MK_ERR_INVAL, "%s has %zu pod sets; a Workload takes 1 to %d", k->kind,
+             json_array_size(out), MK_MAX_PODSETS);
         goto fail;
     }
     return out;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "jsonx.h"
+#include "errf.h"
 #include "kinds/adapters.h"
 #include "kinds/kinds.h"
 #include "kinds/podset.h"
@@ -11,8 +12,7 @@ static int pod_sets(const json_t *sts, json_t *out, char *err, size_t errlen)
 {
     long long replicas = mk_count_at(sts, "spec.replicas", 1);
     if (replicas < 0) {
-        snprintf(err, errlen, "spec.replicas must be a non-negative integer");
-        return -1;
+        return errf(err, errlen, MK_ERR_INVAL, "spec.replicas must be a non-negative integer");
     }
     return mk_podset_add(out, "main", replicas, jx_get(sts, "spec.template"), err, errlen);
 }

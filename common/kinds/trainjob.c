@@ -10,6 +10,7 @@
 #include "kinds/adapters.h"
 #include "kinds/kinds.h"
 #include "kinds/podset.h"
+#include "errf.h"
 
 static int pod_sets(const json_t *tj, json_t *out, char *err, size_t errlen)
 {
@@ -17,7 +18,7 @@ static int pod_sets(const json_t *tj, json_t *out, char *err, size_t errlen)
     json_t *res = jx_get(tj, "spec.trainer.resourcesPerNode");
     json_t *container = json_pack("{s:s}", "name", "node");
     if (!container)
-        return -1;
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     if (json_is_object(res))
         json_object_set(container, "resources", res);
     json_t *tmpl = json_pack("{s:{s:[o]}}", "spec", "containers", container);

@@ -29,7 +29,7 @@ static void test_json_string_escapes(void **state)
 {
     (void)state;
     struct buf b;
-    buf_init(&b, 0);
+    buf_init(&b, BUF_CAP_LOG_LINE);
     buf_append_json_string(&b, "a\"b\\c\n\x01z");
     assert_string_equal(buf_cstr(&b), "\"a\\\"b\\\\c\\n\\u0001z\"");
     buf_free(&b);
@@ -39,7 +39,7 @@ static void test_printf_consume_steal(void **state)
 {
     (void)state;
     struct buf b;
-    buf_init(&b, 0);
+    buf_init(&b, BUF_CAP_LOG_LINE);
     assert_int_equal(buf_printf(&b, "%d-%s", 42, "x"), 0);
     buf_consume(&b, 3);
     assert_string_equal(buf_cstr(&b), "x");
@@ -48,6 +48,35 @@ static void test_printf_consume_steal(void **state)
     free(s);
     assert_int_equal(b.len, 0);
     assert_string_equal(buf_cstr(&b), "");
+    buf_free(&b);
+}
+
+/* Cap 0 is no longer "unbounded": a buffer holds at most its cap, so a
+ * zero cap holds nothing (and still reads as ""). */
+static void test_zero_cap_holds_nothing(void **state)
+{
+    (void)state;
+    struct buf b;
+    buf_init(&b, 0);
+    assert_int_equal(buf_append_str(&b, "x"), -1);
+    assert_true(b.overflow);
+    assert_int_equal(buf_reserve(&b, 1), -1);
+    assert_string_equal(buf_cstr(&b), "");
+    buf_free(&b);
+}
+
+/* A freed buffer keeps its cap: filled again, it is bounded as before (with
+ * cap 0 gone, losing the cap would make it hold nothing). */
+static void test_reuse_after_free(void **state)
+{
+    (void)state;
+    struct buf b;
+    buf_init(&b, 4);
+    assert_int_equal(buf_append_str(&b, "abc"), 0);
+    buf_free(&b);
+    assert_int_equal(buf_append_str(&b, "wxyz"), 0);
+    assert_int_equal(buf_append_str(&b, "!"), -1);
+    assert_string_equal(buf_cstr(&b), "wxyz");
     buf_free(&b);
 }
 
@@ -98,9 +127,10 @@ static void test_utf8_copy(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_append_and_cap),      cmocka_unit_test(test_utf8_copy),
-        cmocka_unit_test(test_json_string_escapes), cmocka_unit_test(test_printf_consume_steal),
-        cmocka_unit_test(test_printf_respects_cap),
+        cmocka_unit_test(test_append_and_cap),         cmocka_unit_test(test_utf8_copy),
+        cmocka_unit_test(test_json_string_escapes),    cmocka_unit_test(test_printf_consume_steal),
+        cmocka_unit_test(test_zero_cap_holds_nothing), cmocka_unit_test(test_printf_respects_cap),
+        cmocka_unit_test(test_reuse_after_free),
     };
     return cmocka_run_group_tests_name("buf", tests, NULL, NULL);
 }

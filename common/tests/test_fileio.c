@@ -50,7 +50,7 @@ static void test_read_and_limit(void **state)
     assert_string_equal(out, "hello\n");
     free(out);
     out = NULL;
-    assert_int_equal(fio_read_file(path, 5, &out, &len), -EFBIG);
+    assert_int_equal(fio_read_file(path, 5, &out, &len), MK_ERR_TOOBIG);
     assert_null(out);
 
     f = fopen(path, "w");
@@ -65,12 +65,18 @@ static void test_not_regular(void **state)
 {
     (void)state;
     char *out = NULL;
-    assert_int_equal(fio_read_file(dir, 100, &out, NULL), -EISDIR);
-    assert_int_equal(fio_read_file("/dev/null", 100, &out, NULL), -EINVAL);
+    /* MK_ERR_IO, errno saying why (and kept past the close) */
+    assert_int_equal(fio_read_file(dir, 100, &out, NULL), MK_ERR_IO);
+    assert_int_equal(errno, EISDIR);
+    assert_string_equal(fio_strerror(MK_ERR_IO), strerror(EISDIR));
+    assert_int_equal(fio_read_file("/dev/null", 100, &out, NULL), MK_ERR_IO);
+    assert_int_equal(errno, EINVAL);
     /* a FIFO without a writer would block a plain open() */
     assert_int_equal(mkfifo(fifo, 0600), 0);
-    assert_int_equal(fio_read_file(fifo, 100, &out, NULL), -EINVAL);
-    assert_int_equal(fio_read_file("/nonexistent/x", 100, &out, NULL), -ENOENT);
+    assert_int_equal(fio_read_file(fifo, 100, &out, NULL), MK_ERR_IO);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(fio_read_file("/nonexistent/x", 100, &out, NULL), MK_ERR_IO);
+    assert_int_equal(errno, ENOENT);
     assert_null(out);
 }
 

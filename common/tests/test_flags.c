@@ -122,10 +122,10 @@ static void test_bools(void **state)
     assert_int_equal(parse(&c, a4, err, sizeof(err)), 0);
     assert_int_equal(c.on, 1);
     char *a5[] = {"x", "--on=maybe", NULL};
-    assert_int_equal(parse(&c, a5, err, sizeof(err)), -1);
+    assert_int_equal(parse(&c, a5, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "--on: expected true or false"));
     char *a6[] = {"x", "--no-port", NULL}; /* --no- only for booleans */
-    assert_int_equal(parse(&c, a6, err, sizeof(err)), -1);
+    assert_int_equal(parse(&c, a6, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "unknown flag --no-port"));
 }
 
@@ -135,7 +135,7 @@ static void expect_error(const char *arg, const char *next, const char *needle)
     snprintf(c.items[0], sizeof(c.items[0]), "keep");
     char err[256] = "";
     char *argv[] = {"x", (char *)arg, (char *)next, NULL};
-    assert_int_equal(parse(&c, argv, err, sizeof(err)), -1);
+    assert_int_equal(parse(&c, argv, err, sizeof(err)), MK_ERR_INVAL);
     if (!strstr(err, needle))
         fail_msg("%s: error \"%s\" does not mention \"%s\"", arg, err, needle);
     /* refused values leave the fields alone */
@@ -203,10 +203,10 @@ static void test_set_and_durations(void **state)
     const struct fl_flag *f = fl_find(table, N, "ms", 2);
     assert_int_equal(fl_set(f, &c, "1h2m3s", err, sizeof(err)), 0);
     assert_int_equal(c.ms, 3723000);
-    assert_int_equal(fl_set(f, &c, "soon", err, sizeof(err)), -1);
+    assert_int_equal(fl_set(f, &c, "soon", err, sizeof(err)), MK_ERR_INVAL);
     assert_null(strstr(err, "--")); /* the caller names where the value came from */
     assert_non_null(strstr(err, "\"soon\""));
-    assert_int_equal(fl_set(f, &c, NULL, err, sizeof(err)), -1);
+    assert_int_equal(fl_set(f, &c, NULL, err, sizeof(err)), MK_ERR_INVAL);
     long ms;
     assert_int_equal(fl_parse_duration("250ms", &ms), 0);
     assert_int_equal(ms, 250);
@@ -231,7 +231,7 @@ static void test_bad_table(void **state)
     };
     char err[256];
     for (size_t i = 0; i < 3; i++) {
-        assert_int_equal(fl_set(&bad[i], &c, "1", err, sizeof(err)), -1);
+        assert_int_equal(fl_set(&bad[i], &c, "1", err, sizeof(err)), MK_ERR_INVAL);
         assert_non_null(strstr(err, "bad flag table"));
     }
     assert_int_equal(c.s, 0);

@@ -351,14 +351,14 @@ static void test_max_objects(void **state)
                      0);
     assert_int_equal(kcache_upsert(c, json_pack("{s:{s:s,s:s}}", "metadata", "name", "c",
                                                 "resourceVersion", "1")),
-                     KCACHE_ERR_FULL);
+                     MK_ERR_FULL);
     assert_int_equal(kcache_upsert(c, json_pack("{s:{s:s,s:s}}", "metadata", "name", "a",
                                                 "resourceVersion", "2")),
                      0);
     assert_int_equal(kcache_len(c), 2);
     json_t *three = json_pack("[{s:{s:s}},{s:{s:s}},{s:{s:s}}]", "metadata", "name", "x",
                               "metadata", "name", "y", "metadata", "name", "z");
-    assert_int_equal(kcache_replace(c, three), KCACHE_ERR_FULL);
+    assert_int_equal(kcache_replace(c, three), MK_ERR_FULL);
     json_t *a = kcache_get(c, "a"); /* unchanged */
     assert_non_null(a);
     json_decref(a);

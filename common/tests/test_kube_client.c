@@ -162,7 +162,7 @@ static void test_get(void **state)
     th_push_json(e.s, 200, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\"}}");
     json_t *out = NULL;
     struct kc_status st;
-    assert_int_equal(kc_get(e.c, &PODS, "default", "p1", &out, &st), KC_OK);
+    assert_int_equal(kc_get(e.c, &PODS, "default", "p1", &out, &st), MK_OK);
     assert_int_equal(st.http, 200);
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(out, "metadata"), "name")), "p1");
@@ -179,9 +179,9 @@ static void test_get(void **state)
     assert_int_equal(r->body_len, 0);
 
     /* A namespaced object needs a namespace; nothing is sent. */
-    assert_int_equal(kc_get(e.c, &PODS, NULL, "p1", &out, &st), KC_ERR_INVAL);
+    assert_int_equal(kc_get(e.c, &PODS, NULL, "p1", &out, &st), MK_ERR_INVAL);
     assert_null(out);
-    assert_int_equal(kc_get(e.c, &PODS, "ns", "..", &out, &st), KC_ERR_INVAL);
+    assert_int_equal(kc_get(e.c, &PODS, "ns", "..", &out, &st), MK_ERR_INVAL);
     assert_int_equal(th_nrequests(e.s), 1);
     env_down(&e);
 }
@@ -194,12 +194,12 @@ static void test_token_read_per_request(void **state)
     th_push_json(e.s, 200, "{}");
     th_push_json(e.s, 200, "{}");
     th_push_json(e.s, 200, "{}");
-    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, NULL), KC_OK);
+    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, NULL), MK_OK);
     pthread_mutex_lock(&e.cfg->lock);
     free(e.cfg->token);
     e.cfg->token = strdup("tok-2");
     pthread_mutex_unlock(&e.cfg->lock);
-    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, NULL), KC_OK);
+    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, NULL), MK_OK);
     assert_string_equal(th_req_header(th_request_at(e.s, 1), "Authorization"), "Bearer tok-2");
     /* A token that could inject headers is refused. */
     pthread_mutex_lock(&e.cfg->lock);
@@ -207,14 +207,14 @@ static void test_token_read_per_request(void **state)
     e.cfg->token = strdup("x\r\nX-Evil: 1");
     pthread_mutex_unlock(&e.cfg->lock);
     struct kc_status st;
-    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, &st), KC_ERR_INVAL);
+    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, &st), MK_ERR_INVAL);
     assert_int_equal(th_nrequests(e.s), 2);
     /* No token: no Authorization header. */
     pthread_mutex_lock(&e.cfg->lock);
     free(e.cfg->token);
     e.cfg->token = NULL;
     pthread_mutex_unlock(&e.cfg->lock);
-    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, NULL), KC_OK);
+    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, NULL), MK_OK);
     assert_null(th_req_header(th_request_at(e.s, 2), "Authorization"));
     env_down(&e);
 }
@@ -232,7 +232,7 @@ static void test_list_query(void **state)
                              .continue_token = "abc==",
                              .resource_version = "123"};
     json_t *out = NULL;
-    assert_int_equal(kc_list(e.c, &JOBS, "ns1", &o, &out, NULL), KC_OK);
+    assert_int_equal(kc_list(e.c, &JOBS, "ns1", &o, &out, NULL), MK_OK);
     assert_true(json_is_array(json_object_get(out, "items")));
     json_decref(out);
     const struct th_request *r = th_request_at(e.s, 0);
@@ -242,7 +242,7 @@ static void test_list_query(void **state)
                                   "fieldSelector=metadata.name%3Dfoo&limit=10&"
                                   "continue=abc%3D%3D&resourceVersion=123");
     /* All namespaces, no options: no query. */
-    assert_int_equal(kc_list(e.c, &JOBS, NULL, NULL, &out, NULL), KC_OK);
+    assert_int_equal(kc_list(e.c, &JOBS, NULL, NULL, &out, NULL), MK_OK);
     json_decref(out);
     assert_string_equal(th_request_at(e.s, 1)->target, "/apis/batch/v1/jobs");
     env_down(&e);
@@ -258,7 +258,7 @@ static void test_create_update(void **state)
     json_t *obj = json_pack("{s:s, s:{s:s}}", "kind", "Job", "metadata", "name", "j1");
     json_t *out = NULL;
     struct kc_status st;
-    assert_int_equal(kc_create(e.c, &JOBS, "ns", obj, &out, &st), KC_OK);
+    assert_int_equal(kc_create(e.c, &JOBS, "ns", obj, &out, &st), MK_OK);
     assert_int_equal(st.http, 201);
     assert_string_equal(json_string_value(json_object_get(json_object_get(out, "metadata"), "uid")),
                         "u1");
@@ -271,7 +271,7 @@ static void test_create_update(void **state)
     assert_true(json_equal(sent, obj));
     json_decref(sent);
 
-    assert_int_equal(kc_update(e.c, &JOBS, "ns", "j1", NULL, obj, NULL, &st), KC_OK);
+    assert_int_equal(kc_update(e.c, &JOBS, "ns", "j1", NULL, obj, NULL, &st), MK_OK);
     r = th_request_at(e.s, 1);
     assert_string_equal(r->method, "PUT");
     assert_string_equal(r->target, "/apis/batch/v1/namespaces/ns/jobs/j1");
@@ -280,8 +280,8 @@ static void test_create_update(void **state)
     assert_true(json_equal(sent, obj));
     json_decref(sent);
 
-    assert_int_equal(kc_create(e.c, &JOBS, NULL, obj, &out, &st), KC_ERR_INVAL);
-    assert_int_equal(kc_create(e.c, &JOBS, "ns", NULL, &out, &st), KC_ERR_INVAL);
+    assert_int_equal(kc_create(e.c, &JOBS, NULL, obj, &out, &st), MK_ERR_INVAL);
+    assert_int_equal(kc_create(e.c, &JOBS, "ns", NULL, &out, &st), MK_ERR_INVAL);
     assert_int_equal(th_nrequests(e.s), 2);
     json_decref(obj);
     env_down(&e);
@@ -300,14 +300,14 @@ static void test_patch_types(void **state)
     json_t *out = NULL;
     assert_int_equal(
         kc_patch(e.c, &WORKLOADS, "ns", "w1", "status", KC_PATCH_MERGE, merge, NULL, &out, NULL),
-        KC_OK);
+        MK_OK);
     assert_non_null(out);
     json_decref(out);
     assert_int_equal(
-        kc_patch(e.c, &WORKLOADS, "ns", "w1", NULL, KC_PATCH_JSON, jp, NULL, NULL, NULL), KC_OK);
+        kc_patch(e.c, &WORKLOADS, "ns", "w1", NULL, KC_PATCH_JSON, jp, NULL, NULL, NULL), MK_OK);
     assert_int_equal(
         kc_patch(e.c, &WORKLOADS, "ns", "w1", NULL, KC_PATCH_APPLY, merge, "mkueue", NULL, NULL),
-        KC_OK);
+        MK_OK);
 
     const struct th_request *r = th_request_at(e.s, 0);
     assert_string_equal(r->method, "PATCH");
@@ -333,7 +333,7 @@ static void test_patch_types(void **state)
     struct kc_status st;
     assert_int_equal(
         kc_patch(e.c, &WORKLOADS, "ns", "w1", NULL, KC_PATCH_APPLY, merge, NULL, NULL, &st),
-        KC_ERR_INVAL);
+        MK_ERR_INVAL);
     assert_int_equal(th_nrequests(e.s), 3);
     json_decref(merge);
     json_decref(jp);
@@ -348,7 +348,7 @@ static void test_delete(void **state)
     th_push_json(e.s, 200, "{\"kind\":\"Status\",\"status\":\"Success\"}");
     th_push_json(e.s, 200, "{\"kind\":\"Job\"}");
     struct kc_status st;
-    assert_int_equal(kc_delete(e.c, &JOBS, "ns", "j1", "Background", "u-1", &st), KC_OK);
+    assert_int_equal(kc_delete(e.c, &JOBS, "ns", "j1", "Background", "u-1", &st), MK_OK);
     const struct th_request *r = th_request_at(e.s, 0);
     assert_string_equal(r->method, "DELETE");
     assert_string_equal(r->target, "/apis/batch/v1/namespaces/ns/jobs/j1");
@@ -361,7 +361,7 @@ static void test_delete(void **state)
     json_decref(sent);
     json_decref(want);
 
-    assert_int_equal(kc_delete(e.c, &NODES, NULL, "n1", NULL, NULL, &st), KC_OK);
+    assert_int_equal(kc_delete(e.c, &NODES, NULL, "n1", NULL, NULL, &st), MK_OK);
     r = th_request_at(e.s, 1);
     assert_string_equal(r->target, "/api/v1/nodes/n1");
     want = json_pack("{s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1");
@@ -379,22 +379,22 @@ static void test_raw_request_validation(void **state)
     env_up(&e, NULL, NULL);
     struct kc_status st;
     assert_int_equal(kc_request(e.c, "GET", "version", NULL, NULL, NULL, 0, NULL, &st),
-                     KC_ERR_INVAL);
-    assert_int_equal(kc_request(e.c, "GET", "/a b", NULL, NULL, NULL, 0, NULL, &st), KC_ERR_INVAL);
+                     MK_ERR_INVAL);
+    assert_int_equal(kc_request(e.c, "GET", "/a b", NULL, NULL, NULL, 0, NULL, &st), MK_ERR_INVAL);
     assert_int_equal(kc_request(e.c, "GET", "/a", "x=1\r\nHost: y", NULL, NULL, 0, NULL, &st),
-                     KC_ERR_INVAL);
-    assert_int_equal(kc_request(e.c, "TRACE", "/a", NULL, NULL, NULL, 0, NULL, &st), KC_ERR_INVAL);
+                     MK_ERR_INVAL);
+    assert_int_equal(kc_request(e.c, "TRACE", "/a", NULL, NULL, NULL, 0, NULL, &st), MK_ERR_INVAL);
     assert_int_equal(th_nrequests(e.s), 0);
     th_push_json(e.s, 200, "{\"major\":\"1\"}");
     json_t *out = NULL;
-    assert_int_equal(kc_request(e.c, "GET", "/version", NULL, NULL, NULL, 0, &out, &st), KC_OK);
+    assert_int_equal(kc_request(e.c, "GET", "/version", NULL, NULL, NULL, 0, &out, &st), MK_OK);
     assert_string_equal(json_string_value(json_object_get(out, "major")), "1");
     json_decref(out);
     /* A body without a content type is sent as JSON; no body, no type. */
     th_push_json(e.s, 200, "{}");
     th_push_json(e.s, 200, "{}");
-    assert_int_equal(kc_request(e.c, "POST", "/x", NULL, NULL, "{}", 2, NULL, &st), KC_OK);
-    assert_int_equal(kc_request(e.c, "PUT", "/x", NULL, NULL, NULL, 0, NULL, &st), KC_OK);
+    assert_int_equal(kc_request(e.c, "POST", "/x", NULL, NULL, "{}", 2, NULL, &st), MK_OK);
+    assert_int_equal(kc_request(e.c, "PUT", "/x", NULL, NULL, NULL, 0, NULL, &st), MK_OK);
     assert_string_equal(th_req_header(th_request_at(e.s, 1), "Content-Type"), "application/json");
     assert_string_equal(th_request_at(e.s, 1)->body, "{}");
     assert_null(th_req_header(th_request_at(e.s, 2), "Content-Type"));
@@ -413,9 +413,9 @@ static int get_with(struct env *e, const struct th_response *resp, struct kc_sta
     th_push(e->s, resp);
     json_t *out = (json_t *)1;
     int rc = kc_get(e->c, &JOBS, "ns", "j", &out, st);
-    if (rc != KC_OK)
+    if (rc != MK_OK)
         assert_null(out);
-    json_decref(rc == KC_OK ? out : NULL);
+    json_decref(rc == MK_OK ? out : NULL);
     return rc;
 }
 
@@ -427,29 +427,29 @@ static void test_status_errors(void **state)
     struct kc_status st;
     struct th_response r = {.status = 404,
                             .body = STATUS(404, "NotFound", "jobs \\\"j\\\" not found")};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_HTTP);
     assert_true(kc_is_not_found(&st));
     assert_string_equal(st.reason, "NotFound");
     assert_string_equal(st.message, "jobs \"j\" not found");
     assert_false(kc_is_retryable(&st));
 
     r = (struct th_response){.status = 409, .body = STATUS(409, "AlreadyExists", "exists")};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_HTTP);
     assert_true(kc_is_already_exists(&st));
     assert_false(kc_is_conflict(&st));
 
     r = (struct th_response){.status = 409, .body = STATUS(409, "Conflict", "modified")};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_HTTP);
     assert_false(kc_is_already_exists(&st));
     assert_true(kc_is_conflict(&st));
 
     r = (struct th_response){.status = 410, .body = STATUS(410, "Expired", "too old")};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_HTTP);
     assert_true(kc_is_gone(&st));
     assert_string_equal(st.reason, "Expired");
 
     r = (struct th_response){.status = 422, .body = STATUS(422, "Invalid", "spec.x: Required")};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_HTTP);
     assert_int_equal(st.http, 422);
     assert_string_equal(st.reason, "Invalid");
     assert_string_equal(st.message, "spec.x: Required");
@@ -457,27 +457,27 @@ static void test_status_errors(void **state)
     r = (struct th_response){.status = 429,
                              .headers = "Retry-After: 7\r\n",
                              .body = STATUS(429, "TooManyRequests", "slow down")};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_HTTP);
     assert_int_equal(st.retry_after_s, 7);
     assert_true(kc_is_retryable(&st));
 
     r = (struct th_response){.status = 429,
                              .body = "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\","
                                      "\"details\":{\"retryAfterSeconds\":3},\"code\":429}"};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_HTTP);
     assert_int_equal(st.retry_after_s, 3);
     assert_string_equal(st.message, "HTTP 429");
 
     r = (struct th_response){
         .status = 500, .headers = "Content-Type: text/html\r\n", .body = "<html>oops\n</html>"};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_HTTP);
     assert_int_equal(st.http, 500);
     assert_string_equal(st.reason, "InternalError");
     assert_string_equal(st.message, "HTTP 500: <html>oops </html>");
     assert_true(kc_is_retryable(&st));
 
     r = (struct th_response){.status = 503, .headers = "Retry-After: 2\r\n"};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_HTTP);
     assert_string_equal(st.message, "HTTP 503");
     assert_int_equal(st.retry_after_s, 2);
 
@@ -486,7 +486,7 @@ static void test_status_errors(void **state)
     memset(big, 'x', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
     r = (struct th_response){.status = 502, .body = big};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_HTTP);
     assert_true(strlen(st.message) < 300);
     assert_non_null(strstr(st.message, "xxx..."));
 
@@ -494,7 +494,7 @@ static void test_status_errors(void **state)
      * conditions, and jansson refuses invalid strings), also when a Status'
      * message is cut in the middle of a character. */
     r = (struct th_response){.status = 502, .body = "bad \xff\xfe gateway \xc3"};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_HTTP);
     assert_string_equal(st.message, "HTTP 502: bad \xef\xbf\xbd\xef\xbf\xbd gateway \xef\xbf\xbd");
     json_t *js = json_string(st.message);
     assert_non_null(js);
@@ -506,7 +506,7 @@ static void test_status_errors(void **state)
         memcpy(longmsg + off, "\xc3\xa9", 2);
     memcpy(longmsg + off, "\"}", 3);
     r = (struct th_response){.status = 500, .body = longmsg};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_HTTP);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_HTTP);
     js = json_string(st.message);
     assert_non_null(js);
     json_decref(js);
@@ -535,10 +535,10 @@ static void test_invalid_json(void **state)
     env_up(&e, NULL, NULL);
     struct kc_status st;
     struct th_response r = {.status = 200, .body = "{\"kind\": not json"};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_DECODE);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_DECODE);
     assert_int_equal(st.http, 200);
     r = (struct th_response){.status = 200};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_DECODE);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_DECODE);
     env_down(&e);
 }
 
@@ -552,14 +552,14 @@ static void test_truncated_body(void **state)
                             .body = "{\"kind\":\"Job\",\"metadata\":{\"name\":\"j\"}}",
                             .truncate = 1,
                             .truncate_at = 10};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_TRANSPORT);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_TRANSPORT);
     assert_int_equal(st.http, 0);
     assert_int_equal(st.transport_code, CURLE_PARTIAL_FILE);
     assert_true(strlen(st.message) > 0);
     assert_true(kc_is_retryable(&st));
     /* The client recovers on a new connection. */
     th_push_json(e.s, 200, "{}");
-    assert_int_equal(kc_get(e.c, &JOBS, "ns", "j", NULL, &st), KC_OK);
+    assert_int_equal(kc_get(e.c, &JOBS, "ns", "j", NULL, &st), MK_OK);
     assert_int_equal(th_connections(e.s), 2);
     env_down(&e);
 }
@@ -573,7 +573,7 @@ static void test_timeout(void **state)
     struct kc_status st;
     struct th_response r = {.status = 200, .body = "{}", .delay_ms = 3000};
     long long t0 = th_now_ms();
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_TRANSPORT);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_TRANSPORT);
     long long took = th_now_ms() - t0;
     assert_int_equal(st.transport_code, CURLE_OPERATION_TIMEDOUT);
     assert_true(took >= 250);
@@ -598,7 +598,7 @@ static void test_connect_refused(void **state)
     struct kc_client *c = kc_new(cfg, &FAST, NULL, 0);
     assert_non_null(c);
     struct kc_status st;
-    assert_int_equal(kc_get(c, &NODES, NULL, "n", NULL, &st), KC_ERR_TRANSPORT);
+    assert_int_equal(kc_get(c, &NODES, NULL, "n", NULL, &st), MK_ERR_TRANSPORT);
     assert_int_equal(st.transport_code, CURLE_COULDNT_CONNECT);
     assert_int_equal(st.http, 0);
     kc_free(c);
@@ -619,15 +619,15 @@ static void test_too_big(void **state)
     struct kc_status st;
     /* Declared Content-Length over the cap. */
     struct th_response r = {.status = 200, .body = big};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_TOOBIG);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_TOOBIG);
     /* Chunked: no length known up front, the cap aborts mid-transfer. */
     const char *chunks[] = {big, big};
     r = (struct th_response){.status = 200, .chunks = chunks, .nchunks = 2};
-    assert_int_equal(get_with(&e, &r, &st), KC_ERR_TOOBIG);
+    assert_int_equal(get_with(&e, &r, &st), MK_ERR_TOOBIG);
     assert_non_null(strstr(st.message, "1024"));
     /* Under the cap is fine. */
     th_push_json(e.s, 200, "{\"a\":1}");
-    assert_int_equal(kc_get(e.c, &JOBS, "ns", "j", NULL, &st), KC_OK);
+    assert_int_equal(kc_get(e.c, &JOBS, "ns", "j", NULL, &st), MK_OK);
     env_down(&e);
 }
 
@@ -640,7 +640,7 @@ static void test_connection_reuse(void **state)
     env_up(&e, NULL, NULL);
     for (int i = 0; i < 5; i++) {
         th_push_json(e.s, 200, "{}");
-        assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, NULL), KC_OK);
+        assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, NULL), MK_OK);
     }
     assert_int_equal(th_connections(e.s), 1);
     assert_int_equal(th_request_at(e.s, 4)->conn, 1);
@@ -656,14 +656,14 @@ static void test_client_cert(void **state)
     env_up(&e, &tc, NULL);
     struct kc_status st;
     /* No client certificate: the handshake fails. */
-    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, &st), KC_ERR_TRANSPORT);
+    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, &st), MK_ERR_TRANSPORT);
     assert_int_equal(th_nrequests(e.s), 0);
 
     struct kcfg *cfg = cfg_new(th_url(e.s), "test-ca.pem", 1, NULL);
     struct kc_client *c = kc_new(cfg, &FAST, NULL, 0);
     assert_non_null(c);
     th_push_json(e.s, 200, "{}");
-    assert_int_equal(kc_get(c, &NODES, NULL, "n", NULL, &st), KC_OK);
+    assert_int_equal(kc_get(c, &NODES, NULL, "n", NULL, &st), MK_OK);
     assert_string_equal(th_request_at(e.s, 0)->client_cn, "test-client");
     kc_free(c);
     cfg_free(cfg);
@@ -679,7 +679,7 @@ static void test_untrusted_server(void **state)
     struct kcfg *cfg = cfg_new(th_url(s), "other-ca.pem", 0, "secret");
     struct kc_client *c = kc_new(cfg, &FAST, NULL, 0);
     struct kc_status st;
-    assert_int_equal(kc_get(c, &NODES, NULL, "n", NULL, &st), KC_ERR_TRANSPORT);
+    assert_int_equal(kc_get(c, &NODES, NULL, "n", NULL, &st), MK_ERR_TRANSPORT);
     assert_int_equal(st.transport_code, CURLE_PEER_FAILED_VERIFICATION);
     assert_true(strlen(st.message) > 0);
     assert_int_equal(th_nrequests(s), 0); /* the token never left */
@@ -699,7 +699,7 @@ static void test_tls_server_name(void **state)
     assert_non_null(e.c);
     th_push_json(e.s, 200, "{}");
     struct kc_status st;
-    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, &st), KC_OK);
+    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, &st), MK_OK);
     char host[64];
     snprintf(host, sizeof(host), "127.0.0.1:%d", th_port(e.s));
     assert_string_equal(th_req_header(th_request_at(e.s, 0), "Host"), host);
@@ -709,7 +709,7 @@ static void test_tls_server_name(void **state)
     e.cfg->tls_server_name = strdup("wrong.example");
     e.c = kc_new(e.cfg, &FAST, NULL, 0);
     assert_non_null(e.c);
-    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, &st), KC_ERR_TRANSPORT);
+    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, &st), MK_ERR_TRANSPORT);
     assert_int_equal(st.transport_code, CURLE_PEER_FAILED_VERIFICATION);
     assert_int_equal(th_nrequests(e.s), 1);
     env_down(&e);
@@ -748,7 +748,7 @@ static void test_list_all(void **state)
     th_set_handler(e.s, pages_handler, &fail_page);
     json_t *out = NULL;
     struct kc_status st;
-    assert_int_equal(kc_list_all(e.c, &PODS, "ns", "app=x", NULL, 2, &out, &st), KC_OK);
+    assert_int_equal(kc_list_all(e.c, &PODS, "ns", "app=x", NULL, 2, &out, &st), MK_OK);
     json_t *items = json_object_get(out, "items");
     assert_int_equal(json_array_size(items), 4);
     const char *want[] = {"a", "b", "c", "d"};
@@ -766,7 +766,7 @@ static void test_list_all(void **state)
     /* An expired continue token mid-way fails the whole list. */
     fail_page = 2;
     out = (json_t *)1;
-    assert_int_equal(kc_list_all(e.c, &PODS, "ns", NULL, NULL, 0, &out, &st), KC_ERR_HTTP);
+    assert_int_equal(kc_list_all(e.c, &PODS, "ns", NULL, NULL, 0, &out, &st), MK_ERR_HTTP);
     assert_null(out);
     assert_true(kc_is_gone(&st));
     assert_string_equal(th_request_at(e.s, 3)->query, "limit=500");
@@ -790,7 +790,7 @@ static int count_page(json_t *page, void *ud)
     /* a continue token is left on every page but the last */
     assert_true((json_object_get(meta, "continue") != NULL) == (ps->pages < 3));
     json_array_clear(json_object_get(page, "items")); /* the callback may change it */
-    return ps->pages == ps->stop_at ? KC_ERR_NOMEM : KC_OK;
+    return ps->pages == ps->stop_at ? MK_ERR_NOMEM : MK_OK;
 }
 
 static void test_list_pages(void **state)
@@ -802,7 +802,7 @@ static void test_list_pages(void **state)
     th_set_handler(e.s, pages_handler, &fail_page);
     struct kc_status st;
     struct pages_seen ps = {0};
-    assert_int_equal(kc_list_pages(e.c, &PODS, "ns", NULL, NULL, 2, count_page, &ps, &st), KC_OK);
+    assert_int_equal(kc_list_pages(e.c, &PODS, "ns", NULL, NULL, 2, count_page, &ps, &st), MK_OK);
     assert_int_equal(ps.pages, 3);
     assert_int_equal(ps.items, 4);
     assert_string_equal(ps.last_rv, "99");
@@ -810,9 +810,9 @@ static void test_list_pages(void **state)
     int before = th_nrequests(e.s);
     ps = (struct pages_seen){.stop_at = 1};
     assert_int_equal(kc_list_pages(e.c, &PODS, "ns", NULL, NULL, 2, count_page, &ps, &st),
-                     KC_ERR_NOMEM);
+                     MK_ERR_NOMEM);
     assert_int_equal(th_nrequests(e.s), before + 1);
-    assert_int_equal(kc_list_pages(e.c, &PODS, "ns", NULL, NULL, 2, NULL, NULL, &st), KC_ERR_INVAL);
+    assert_int_equal(kc_list_pages(e.c, &PODS, "ns", NULL, NULL, 2, NULL, NULL, &st), MK_ERR_INVAL);
     env_down(&e);
 }
 
@@ -832,7 +832,7 @@ static void test_list_all_rejects_non_list(void **state)
     th_set_handler(e.s, not_a_list_handler, NULL);
     json_t *out = NULL;
     struct kc_status st;
-    assert_int_equal(kc_list_all(e.c, &PODS, "ns", NULL, NULL, 0, &out, &st), KC_ERR_DECODE);
+    assert_int_equal(kc_list_all(e.c, &PODS, "ns", NULL, NULL, 0, &out, &st), MK_ERR_DECODE);
     assert_null(out);
     env_down(&e);
 }
@@ -848,7 +848,7 @@ static void test_qps_limiter(void **state)
     long long t0 = th_now_ms();
     for (int i = 0; i < 5; i++) {
         th_push_json(e.s, 200, "{}");
-        assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, NULL), KC_OK);
+        assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, NULL), MK_OK);
     }
     /* 4 waits of 50 ms after the first token. */
     assert_true(th_now_ms() - t0 >= 150);
@@ -865,7 +865,7 @@ static void *worker_main(void *arg)
     struct worker *w = arg;
     for (int i = 0; i < 10; i++) {
         json_t *out = NULL;
-        if (kc_get(w->c, &NODES, NULL, "n", &out, NULL) == KC_OK &&
+        if (kc_get(w->c, &NODES, NULL, "n", &out, NULL) == MK_OK &&
             json_integer_value(json_object_get(out, "v")) == 1)
             w->ok++;
         json_decref(out);
@@ -934,12 +934,12 @@ static void test_stream_chunks(void **state)
     struct th_response r = {.chunks = chunks, .nchunks = 3, .chunk_delay_ms = 30};
     th_push(e.s, &r);
     struct sink s = {0};
-    buf_init(&s.data, 0);
+    buf_init(&s.data, BUF_CAP_REPLY);
     struct kc_status st;
     volatile int stop = 0;
     assert_int_equal(
         kc_stream(e.c, "/api/v1/pods", "watch=1&resourceVersion=5", 10, &stop, on_data, &s, &st),
-        KC_OK);
+        MK_OK);
     assert_int_equal(st.http, 200);
     assert_string_equal(buf_cstr(&s.data),
                         "{\"type\":\"ADDED\"}\n{\"type\":\"MODIFIED\"}\n{\"type\":\"DELETED\"}\n");
@@ -961,14 +961,14 @@ static void test_accept_metadata(void **state)
     struct kc_options o = {.accept = KC_ACCEPT_METADATA_LIST, .accept_stream = KC_ACCEPT_METADATA};
     env_up(&e, NULL, &o);
     th_push_json(e.s, 200, "{\"kind\":\"PartialObjectMetadataList\",\"items\":[]}");
-    assert_int_equal(kc_list(e.c, &PODS, NULL, NULL, NULL, NULL), KC_OK);
+    assert_int_equal(kc_list(e.c, &PODS, NULL, NULL, NULL, NULL), MK_OK);
     const char *chunks[] = {"{\"type\":\"ADDED\"}\n"};
     struct th_response r = {.chunks = chunks, .nchunks = 1};
     th_push(e.s, &r);
     struct sink s = {0};
     buf_init(&s.data, 0);
     struct kc_status st;
-    assert_int_equal(kc_stream(e.c, "/api/v1/pods", "watch=1", 10, NULL, on_data, &s, &st), KC_OK);
+    assert_int_equal(kc_stream(e.c, "/api/v1/pods", "watch=1", 10, NULL, on_data, &s, &st), MK_OK);
     assert_string_equal(th_req_header(th_request_at(e.s, 0), "Accept"), KC_ACCEPT_METADATA_LIST);
     assert_string_equal(th_req_header(th_request_at(e.s, 1), "Accept"), KC_ACCEPT_METADATA);
     buf_free(&s.data);
@@ -1006,12 +1006,12 @@ static void test_stream_stop(void **state)
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, stopper_main, &sp), 0);
     struct sink s = {0};
-    buf_init(&s.data, 0);
+    buf_init(&s.data, BUF_CAP_REPLY);
     struct kc_status st;
     int rc = kc_stream(e.c, "/api/v1/pods", "watch=1", 0, &stop, on_data, &s, &st);
     long long done = th_now_ms();
     pthread_join(t, NULL);
-    assert_int_equal(rc, KC_ERR_STOPPED);
+    assert_int_equal(rc, MK_ERR_STOPPED);
     assert_string_equal(buf_cstr(&s.data), "{\"type\":\"ADDED\"}\n");
     assert_true(done - sp.stopped_at < 1000); /* polled every 100 ms */
     buf_free(&s.data);
@@ -1027,10 +1027,10 @@ static void test_stream_callback_stop(void **state)
     struct th_response r = {.chunks = chunks, .nchunks = 3, .chunk_delay_ms = 20, .hold_ms = 5000};
     th_push(e.s, &r);
     struct sink s = {.stop_after = 2};
-    buf_init(&s.data, 0);
+    buf_init(&s.data, BUF_CAP_REPLY);
     struct kc_status st;
     long long t0 = th_now_ms();
-    assert_int_equal(kc_stream(e.c, "/w", NULL, 0, NULL, on_data, &s, &st), KC_ERR_STOPPED);
+    assert_int_equal(kc_stream(e.c, "/w", NULL, 0, NULL, on_data, &s, &st), MK_ERR_STOPPED);
     assert_true(th_now_ms() - t0 < 2000);
     assert_int_equal(s.calls, 2);
     assert_string_equal(buf_cstr(&s.data), "one\ntwo\n");
@@ -1045,10 +1045,10 @@ static void test_stream_http_error(void **state)
     env_up(&e, NULL, NULL);
     th_push_json(e.s, 410, STATUS(410, "Expired", "too old resource version: 5 (10)"));
     struct sink s = {0};
-    buf_init(&s.data, 0);
+    buf_init(&s.data, BUF_CAP_REPLY);
     struct kc_status st;
     assert_int_equal(kc_stream(e.c, "/api/v1/pods", "watch=1", 5, NULL, on_data, &s, &st),
-                     KC_ERR_HTTP);
+                     MK_ERR_HTTP);
     assert_true(kc_is_gone(&st));
     assert_string_equal(st.reason, "Expired");
     assert_string_equal(st.message, "too old resource version: 5 (10)");
@@ -1066,10 +1066,10 @@ static void test_stream_timeout(void **state)
     th_push(e.s, &r);
     th_live_send(e.s, "{}\n");
     struct sink s = {0};
-    buf_init(&s.data, 0);
+    buf_init(&s.data, BUF_CAP_REPLY);
     struct kc_status st;
     long long t0 = th_now_ms();
-    assert_int_equal(kc_stream(e.c, "/w", NULL, 1, NULL, on_data, &s, &st), KC_ERR_TRANSPORT);
+    assert_int_equal(kc_stream(e.c, "/w", NULL, 1, NULL, on_data, &s, &st), MK_ERR_TRANSPORT);
     long long took = th_now_ms() - t0;
     assert_int_equal(st.transport_code, CURLE_OPERATION_TIMEDOUT);
     assert_true(took >= 900 && took < 3000);
@@ -1088,8 +1088,8 @@ static void test_stream_live_end(void **state)
     th_live_send(e.s, "a\n");
     th_live_end(e.s);
     struct sink s = {0};
-    buf_init(&s.data, 0);
-    assert_int_equal(kc_stream(e.c, "/w", NULL, 5, NULL, on_data, &s, NULL), KC_OK);
+    buf_init(&s.data, BUF_CAP_REPLY);
+    assert_int_equal(kc_stream(e.c, "/w", NULL, 5, NULL, on_data, &s, NULL), MK_OK);
     assert_string_equal(buf_cstr(&s.data), "a\n");
     buf_free(&s.data);
     env_down(&e);
@@ -1122,24 +1122,24 @@ static void test_may_write_guards_writes_only(void **state)
     env_up(&e, NULL, &o);
     struct kc_status st;
     th_push_json(e.s, 200, "{\"kind\":\"Pod\"}");
-    assert_int_equal(kc_get(e.c, &PODS, "ns", "p", NULL, &st), KC_OK);
+    assert_int_equal(kc_get(e.c, &PODS, "ns", "p", NULL, &st), MK_OK);
     assert_int_equal(g.asked, 0); /* reads are never asked about */
     th_push_json(e.s, 201, "{}");
     json_t *obj = json_pack("{s:s}", "kind", "Pod");
-    assert_int_equal(kc_create(e.c, &PODS, "ns", obj, NULL, &st), KC_OK);
+    assert_int_equal(kc_create(e.c, &PODS, "ns", obj, NULL, &st), MK_OK);
     assert_int_equal(g.asked, 1);
     assert_string_equal(g.method, "POST");
     assert_string_equal(g.path, "/api/v1/namespaces/ns/pods");
     /* refused: nothing reaches the server */
     g.refuse = 1;
     int before = th_nrequests(e.s);
-    assert_int_equal(kc_create(e.c, &PODS, "ns", obj, NULL, &st), KC_ERR_REFUSED);
+    assert_int_equal(kc_create(e.c, &PODS, "ns", obj, NULL, &st), MK_ERR_REFUSED);
     assert_int_equal(
         kc_patch(e.c, &PODS, "ns", "p", "status", KC_PATCH_MERGE, obj, NULL, NULL, &st),
-        KC_ERR_REFUSED);
+        MK_ERR_REFUSED);
     assert_string_equal(g.method, "PATCH");
-    assert_int_equal(kc_update(e.c, &PODS, "ns", "p", NULL, obj, NULL, &st), KC_ERR_REFUSED);
-    assert_int_equal(kc_delete(e.c, &PODS, "ns", "p", "Background", NULL, &st), KC_ERR_REFUSED);
+    assert_int_equal(kc_update(e.c, &PODS, "ns", "p", NULL, obj, NULL, &st), MK_ERR_REFUSED);
+    assert_int_equal(kc_delete(e.c, &PODS, "ns", "p", "Background", NULL, &st), MK_ERR_REFUSED);
     assert_string_equal(g.method, "DELETE");
     assert_int_equal(th_nrequests(e.s), before);
     assert_int_equal(g.asked, 5);
@@ -1156,11 +1156,11 @@ static void test_set_timeout_caps_requests(void **state)
     th_push(e.s, &slow);
     kc_set_timeout(e.c, 100); /* the client's own is 5 s */
     struct kc_status st;
-    assert_int_equal(kc_get(e.c, &PODS, "ns", "p", NULL, &st), KC_ERR_TRANSPORT);
+    assert_int_equal(kc_get(e.c, &PODS, "ns", "p", NULL, &st), MK_ERR_TRANSPORT);
     assert_int_equal(st.http, 0);
     kc_set_timeout(e.c, 0); /* back to a default */
     th_push_json(e.s, 200, "{}");
-    assert_int_equal(kc_get(e.c, &PODS, "ns", "p", NULL, &st), KC_OK);
+    assert_int_equal(kc_get(e.c, &PODS, "ns", "p", NULL, &st), MK_OK);
     kc_set_timeout(NULL, 5); /* no-op */
     env_down(&e);
 }

@@ -412,7 +412,7 @@ static void test_untrusted_refusals(void **state)
         /* safety refusals are told apart from malformed or unsupported fields */
         int malformed = strstr(cases[i].want, "must be") || strstr(cases[i].want, "impersonation");
         assert_int_equal(expect_error(y, KCFG_UNTRUSTED, cases[i].want),
-                         malformed ? -EINVAL : KCFG_ERR_REFUSED);
+                         malformed ? MK_ERR_INVAL : MK_ERR_REFUSED);
         free(y);
     }
 }
@@ -430,10 +430,10 @@ static void test_base64(void **state)
     assert_string_equal(out, "hi");
     free(out);
     out = NULL;
-    assert_int_equal(kcfg_base64_decode("", &out, &len), -EINVAL);
-    assert_int_equal(kcfg_base64_decode("aGk", &out, &len), -EINVAL);
-    assert_int_equal(kcfg_base64_decode("a=Gk", &out, &len), -EINVAL);
-    assert_int_equal(kcfg_base64_decode("!!!!", &out, &len), -EINVAL);
+    assert_int_equal(kcfg_base64_decode("", &out, &len), MK_ERR_INVAL);
+    assert_int_equal(kcfg_base64_decode("aGk", &out, &len), MK_ERR_INVAL);
+    assert_int_equal(kcfg_base64_decode("a=Gk", &out, &len), MK_ERR_INVAL);
+    assert_int_equal(kcfg_base64_decode("!!!!", &out, &len), MK_ERR_INVAL);
     assert_null(out);
 }
 
@@ -544,7 +544,7 @@ static void test_trusted_file_paths(void **state)
 
     /* a missing kubeconfig */
     snprintf(path, sizeof(path), "%s/absent", dir);
-    assert_int_equal(kcfg_load_file(path, NULL, KCFG_TRUSTED, &cfg, err, sizeof(err)), -ENOENT);
+    assert_int_equal(kcfg_load_file(path, NULL, KCFG_TRUSTED, &cfg, err, sizeof(err)), MK_ERR_IO);
     assert_non_null(strstr(err, "No such file"));
     rm_tree(dir, trusted_files);
 }
@@ -769,13 +769,14 @@ static void test_huge_input(void **state)
     assert_non_null(big);
     memset(big, '#', n);
     big[n] = '\0';
-    assert_int_equal(kcfg_parse(big, n, NULL, 0, NULL, &cfg, err, sizeof(err)), -EFBIG);
+    assert_int_equal(kcfg_parse(big, n, NULL, 0, NULL, &cfg, err, sizeof(err)), MK_ERR_TOOBIG);
     assert_non_null(strstr(err, "larger than"));
 
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof(path), "%s/kubeconfig", dir);
     write_file(path, big);
-    assert_int_equal(kcfg_load_file(path, NULL, KCFG_TRUSTED, &cfg, err, sizeof(err)), -EFBIG);
+    assert_int_equal(kcfg_load_file(path, NULL, KCFG_TRUSTED, &cfg, err, sizeof(err)),
+                     MK_ERR_TOOBIG);
     assert_non_null(strstr(err, "larger than"));
     assert_null(cfg);
     rm_tree(dir, files);

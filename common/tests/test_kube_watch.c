@@ -122,7 +122,7 @@ static void expect_decode_error_n(const char *line, size_t len, const char *need
     struct seen s = {0};
     kw_decoder_init(&d, 0, 0);
     int rc = kw_decoder_feed(&d, line, len, record, &s);
-    if (rc != KW_ERR_DECODE || !strstr(kw_decoder_error(&d), needle))
+    if (rc != MK_ERR_DECODE || !strstr(kw_decoder_error(&d), needle))
         fail_msg("line %s: rc %d, error \"%s\", wanted \"%s\"", line, rc, kw_decoder_error(&d),
                  needle);
     assert_int_equal(s.n, 0);
@@ -163,9 +163,9 @@ static void test_error_is_sticky_until_reset(void **state)
     kw_decoder_init(&d, 0, 0);
     const char *bad = "garbage\n";
     const char *good = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\"}}}\n";
-    assert_int_equal(kw_decoder_feed(&d, bad, strlen(bad), record, &s), KW_ERR_DECODE);
-    assert_int_equal(kw_decoder_feed(&d, good, strlen(good), record, &s), KW_ERR_DECODE);
-    assert_int_equal(kw_decoder_finish(&d, record, &s), KW_ERR_DECODE);
+    assert_int_equal(kw_decoder_feed(&d, bad, strlen(bad), record, &s), MK_ERR_DECODE);
+    assert_int_equal(kw_decoder_feed(&d, good, strlen(good), record, &s), MK_ERR_DECODE);
+    assert_int_equal(kw_decoder_finish(&d, record, &s), MK_ERR_DECODE);
     assert_int_equal(s.n, 0);
     kw_decoder_reset(&d);
     assert_string_equal(kw_decoder_error(&d), "");
@@ -192,14 +192,14 @@ static void test_line_limit(void **state)
     /* One more byte is refused before the newline arrives: no unbounded growth. */
     kw_decoder_init(&d, n - 1, 0);
     assert_int_equal(kw_decoder_feed(&d, ev, 10, record, &s), 0);
-    assert_int_equal(kw_decoder_feed(&d, ev + 10, n - 10, record, &s), KW_ERR_TOOBIG);
+    assert_int_equal(kw_decoder_feed(&d, ev + 10, n - 10, record, &s), MK_ERR_TOOBIG);
     assert_non_null(strstr(kw_decoder_error(&d), "longer than"));
     assert_true(d.line.len == 0);
     assert_int_equal(s.n, 1);
     kw_decoder_free(&d);
     /* A complete over-long line inside one chunk too. */
     kw_decoder_init(&d, 8, 0);
-    assert_int_equal(kw_decoder_feed(&d, "{\"a\":123456}\n", 13, record, &s), KW_ERR_TOOBIG);
+    assert_int_equal(kw_decoder_feed(&d, "{\"a\":123456}\n", 13, record, &s), MK_ERR_TOOBIG);
     kw_decoder_free(&d);
     seen_free(&s);
 }
@@ -236,11 +236,11 @@ static void test_depth_limit(void **state)
     assert_int_equal(kw_decoder_feed(&d, ok, strlen(ok), record, &s), 0);
     assert_int_equal(kw_decoder_feed(&d, str, strlen(str), record, &s), 0);
     assert_int_equal(s.n, 2); /* brackets inside strings do not count */
-    assert_int_equal(kw_decoder_feed(&d, deep, strlen(deep), record, &s), KW_ERR_DECODE);
+    assert_int_equal(kw_decoder_feed(&d, deep, strlen(deep), record, &s), MK_ERR_DECODE);
     assert_non_null(strstr(kw_decoder_error(&d), "deeper than 10"));
     kw_decoder_free(&d);
     kw_decoder_init(&d, 0, 0); /* default depth, no stack trouble */
-    assert_int_equal(kw_decoder_feed(&d, huge, strlen(huge), record, &s), KW_ERR_DECODE);
+    assert_int_equal(kw_decoder_feed(&d, huge, strlen(huge), record, &s), MK_ERR_DECODE);
     kw_decoder_free(&d);
     free(ok);
     free(deep);
@@ -274,7 +274,7 @@ static void test_finish_last_line(void **state)
     assert_string_equal(s.log, "DELETED:z@-;");
     /* A truncated last line is an error at the end of the stream. */
     assert_int_equal(kw_decoder_feed(&d, ev, 20, record, &s), 0);
-    assert_int_equal(kw_decoder_finish(&d, record, &s), KW_ERR_DECODE);
+    assert_int_equal(kw_decoder_finish(&d, record, &s), MK_ERR_DECODE);
     seen_free(&s);
     kw_decoder_free(&d);
 }
@@ -290,7 +290,7 @@ static void test_decode_line(void **state)
     assert_int_equal(ev.type, KW_BOOKMARK);
     assert_ptr_equal(ev.object, json_object_get(root, "object"));
     json_decref(root);
-    assert_int_equal(kw_decode_line("{}", 2, 0, &ev, &root, err, sizeof(err)), KW_ERR_DECODE);
+    assert_int_equal(kw_decode_line("{}", 2, 0, &ev, &root, err, sizeof(err)), MK_ERR_DECODE);
     assert_null(root);
     assert_null(ev.object);
 }

@@ -15,7 +15,7 @@
 static char *render(struct mt_registry *reg)
 {
     struct buf b;
-    buf_init(&b, 0);
+    buf_init(&b, BUF_CAP_METRICS);
     assert_int_equal(mt_render(reg, &b), 0);
     buf_cstr(&b);
     return buf_steal(&b);

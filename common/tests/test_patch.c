@@ -60,7 +60,7 @@ static void test_escaping(void **state)
     assert_round_trip(doc, p);
 
     struct buf b;
-    buf_init(&b, 0);
+    buf_init(&b, BUF_CAP_JSON_PTR);
     jp_append_token(&b, "~1/");
     jp_append_token(&b, "");
     assert_string_equal(buf_cstr(&b), "/~01~1/");
@@ -305,14 +305,14 @@ static void test_apply_errors(void **state)
          "operation 1: remove"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        assert_int_equal(apply(doc, cases[i].ops), -1);
+        assert_int_equal(apply(doc, cases[i].ops), MK_ERR_INVAL);
         if (!strstr(err, cases[i].msg))
             fail_msg("case %zu: got \"%s\", want \"%s\"", i, err, cases[i].msg);
         assert_json(doc, "{\"a\":{\"b\":[1]},\"s\":\"x\"}");
     }
     json_t *scalar = json_integer(1);
     json_t *ops = tj_parse("[]");
-    assert_int_equal(jp_apply(scalar, ops, err, sizeof(err)), -1);
+    assert_int_equal(jp_apply(scalar, ops, err, sizeof(err)), MK_ERR_INVAL);
     json_decref(ops);
     json_decref(scalar);
     json_decref(doc);

@@ -219,15 +219,15 @@ static void test_bad_options(void **state)
     struct tls_cert_opts o = {.cn = "x", .days = 1, .ips = bad_ip};
     char err[256], *c = NULL, *k = NULL;
 
-    assert_int_equal(tls_gen_cert(ca1.cert, ca1.key, &o, &c, &k, err, sizeof(err)), -EINVAL);
+    assert_int_equal(tls_gen_cert(ca1.cert, ca1.key, &o, &c, &k, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "invalid IP address \"1.2.3\""));
     o.ips = NULL;
     o.dns = bad_dns;
-    assert_int_equal(tls_gen_cert(ca1.cert, ca1.key, &o, &c, &k, err, sizeof(err)), -EINVAL);
+    assert_int_equal(tls_gen_cert(ca1.cert, ca1.key, &o, &c, &k, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "invalid DNS name"));
     o.dns = NULL;
     o.days = 0;
-    assert_int_equal(tls_gen_cert(ca1.cert, ca1.key, &o, &c, &k, err, sizeof(err)), -EINVAL);
+    assert_int_equal(tls_gen_cert(ca1.cert, ca1.key, &o, &c, &k, err, sizeof(err)), MK_ERR_INVAL);
     assert_true(tls_gen_ca("", 1, &c, &k, err, sizeof(err)) < 0);
     assert_null(c);
     assert_null(k);
@@ -276,7 +276,7 @@ static void test_load_pem_file(void **state)
     f = fopen(path, "w");
     fputs("not a pem\n", f);
     fclose(f);
-    assert_int_equal(tls_load_pem_file(path, &out, &len, err, sizeof(err)), -EINVAL);
+    assert_int_equal(tls_load_pem_file(path, &out, &len, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "no PEM data"));
     assert_null(out);
 
@@ -284,11 +284,11 @@ static void test_load_pem_file(void **state)
     for (int i = 0; i <= TLS_MAX_PEM_BYTES / 64; i++)
         fputs("-----BEGIN CERTIFICATE-----\nAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n", f);
     fclose(f);
-    assert_int_equal(tls_load_pem_file(path, &out, &len, err, sizeof(err)), -EFBIG);
+    assert_int_equal(tls_load_pem_file(path, &out, &len, err, sizeof(err)), MK_ERR_TOOBIG);
     assert_non_null(strstr(err, "larger than"));
     unlink(path);
 
-    assert_int_equal(tls_load_pem_file(path, &out, &len, err, sizeof(err)), -ENOENT);
+    assert_int_equal(tls_load_pem_file(path, &out, &len, err, sizeof(err)), MK_ERR_IO);
     assert_non_null(strstr(err, "open "));
     assert_non_null(strstr(err, "No such file"));
     rmdir(dir);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../config.h"
+#include "errf.h"
 #include "kinds/kinds.h"
 
 static void test_durations(void **state)
@@ -114,7 +115,7 @@ static void expect_yaml_error(const char *doc, const char *needle)
     struct rc_config c;
     char err[256] = "";
     rc_config_defaults(&c);
-    assert_int_equal(rc_config_apply_yaml(&c, doc, strlen(doc), err, sizeof(err)), -1);
+    assert_int_equal(rc_config_apply_yaml(&c, doc, strlen(doc), err, sizeof(err)), MK_ERR_INVAL);
     if (!strstr(err, needle))
         fail_msg("error \"%s\" does not mention \"%s\"", err, needle);
 }
@@ -184,23 +185,23 @@ static void test_flag_errors(void **state)
     char err[256];
     char *a1[] = {"rc", "--nope", NULL};
     rc_config_defaults(&c);
-    assert_int_equal(rc_config_from_args(&c, 2, a1, err, sizeof(err)), -1);
+    assert_int_equal(rc_config_from_args(&c, 2, a1, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "unknown flag --nope"));
     char *a2[] = {"rc", "--workers", NULL};
-    assert_int_equal(rc_config_from_args(&c, 2, a2, err, sizeof(err)), -1);
+    assert_int_equal(rc_config_from_args(&c, 2, a2, err, sizeof(err)), MK_ERR_INVAL);
     char *a3[] = {"rc", "--config", "/nonexistent/rc.yaml", NULL};
-    assert_int_equal(rc_config_from_args(&c, 3, a3, err, sizeof(err)), -1);
+    assert_int_equal(rc_config_from_args(&c, 3, a3, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "/nonexistent/rc.yaml"));
     char *a4[] = {"rc", "positional", NULL};
-    assert_int_equal(rc_config_from_args(&c, 2, a4, err, sizeof(err)), -1);
+    assert_int_equal(rc_config_from_args(&c, 2, a4, err, sizeof(err)), MK_ERR_INVAL);
     char *a5[] = {"rc", "--gc-interval=3", NULL};
-    assert_int_equal(rc_config_from_args(&c, 2, a5, err, sizeof(err)), -1);
+    assert_int_equal(rc_config_from_args(&c, 2, a5, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "--gc-interval"));
     char *a6[] = {"rc", "--workers=many", NULL};
-    assert_int_equal(rc_config_from_args(&c, 2, a6, err, sizeof(err)), -1);
+    assert_int_equal(rc_config_from_args(&c, 2, a6, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "--workers"));
     char *a7[] = {"rc", "--mode", "sometimes", NULL};
-    assert_int_equal(rc_config_from_args(&c, 3, a7, err, sizeof(err)), -1);
+    assert_int_equal(rc_config_from_args(&c, 3, a7, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "--mode"));
 }
 
@@ -243,7 +244,7 @@ static void expect_invalid(void (*mutate)(struct rc_config *), const char *needl
     char err[256] = "";
     rc_config_defaults(&c);
     mutate(&c);
-    assert_int_equal(rc_config_validate(&c, err, sizeof(err)), -1);
+    assert_int_equal(rc_config_validate(&c, err, sizeof(err)), MK_ERR_INVAL);
     if (!strstr(err, needle))
         fail_msg("error \"%s\" does not mention \"%s\"", err, needle);
 }

@@ -56,7 +56,7 @@ static void test_metrics_endpoint(void **state)
     int port = rc_http_port(h);
     assert_true(port > 0);
     struct buf b;
-    buf_init(&b, 0);
+    buf_init(&b, BUF_CAP_METRICS);
     assert_int_equal(get(port, "/metrics", &b), 200);
     const char *text = buf_cstr(&b);
     assert_non_null(strstr(text, "multikueue_workloads_dispatched_total{cluster_queue=\"team-a\","

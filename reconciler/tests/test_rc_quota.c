@@ -11,6 +11,7 @@
 #include "../gate.h"
 #include "../quota.h"
 #include "../wlstatus.h"
+#include "errf.h"
 #include "jsonx.h"
 
 static void test_pod_requests(void **state)
@@ -38,7 +39,7 @@ static void test_pod_requests(void **state)
     json_decref(spec);
 
     spec = tj_parse("{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"lots\"}}}]}");
-    assert_int_equal(rc_pod_requests(spec, &r, err, sizeof(err)), -1);
+    assert_int_equal(rc_pod_requests(spec, &r, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "cpu"));
     json_decref(spec);
 }
@@ -57,7 +58,7 @@ static void test_workload_requests(void **state)
     assert_int_equal(rc_res_get(&r, "cpu", NULL), 750 + 1000); /* count defaults to 1 */
     json_decref(wl);
     wl = tj_parse("{\"spec\":{\"podSets\":[{\"count\":-1,\"template\":{}}]}}");
-    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), -1);
+    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), MK_ERR_INVAL);
     json_decref(wl);
 }
 
@@ -78,7 +79,7 @@ static void test_cq_quota_sums_flavors(void **state)
     json_decref(cq);
     cq = tj_parse("{\"spec\":{\"resourceGroups\":[{\"flavors\":[{\"name\":\"a\",\"resources\":[{"
                   "\"name\":\"cpu\",\"nominalQuota\":\"x\"}]}]}]}}");
-    assert_int_equal(rc_cq_quota(cq, NULL, &q, err, sizeof(err)), -1);
+    assert_int_equal(rc_cq_quota(cq, NULL, &q, err, sizeof(err)), MK_ERR_INVAL);
     json_decref(cq);
 }
 
@@ -179,7 +180,7 @@ static void test_request_overflow(void **state)
                             "{\"resources\":{\"requests\":{\"cpu\":\"9223372036854775807m\"}}},"
                             "{\"resources\":{\"requests\":{\"cpu\":\"9223372036854775807m\"}}},"
                             "{\"resources\":{\"requests\":{\"cpu\":\"3m\"}}}]}");
-    assert_int_equal(rc_pod_requests(spec, &r, err, sizeof(err)), -1);
+    assert_int_equal(rc_pod_requests(spec, &r, err, sizeof(err)), MK_ERR_INVAL);
     assert_string_equal(err, "resource cpu: summed requests overflow (more than "
                              "9223372036854775807m)");
     json_decref(spec);
@@ -187,14 +188,14 @@ static void test_request_overflow(void **state)
     json_t *wl = tj_parse("{\"spec\":{\"podSets\":[{\"name\":\"main\",\"template\":{\"spec\":{"
                           "\"containers\":[{\"resources\":{\"requests\":{\"cpu\":"
                           "\"9223372036854775807m\"}}}],\"overhead\":{\"cpu\":\"1m\"}}}}]}}");
-    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), -1);
+    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "resource cpu: summed requests overflow"));
     json_decref(wl);
     /* pod count x requests */
     wl = tj_parse("{\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":1000,\"template\":{"
                   "\"spec\":{\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"8Pi\"}}}]"
                   "}}}]}}");
-    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), -1);
+    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "resource memory: podSets[0] count 1000 times the pod's requests "
                                 "overflows"));
     json_decref(wl);
@@ -204,7 +205,7 @@ static void test_request_overflow(void **state)
                   "\"resources\":{\"requests\":{\"cpu\":\"4611686018427387903m\"}}}]}}},"
                   "{\"name\":\"b\",\"template\":{\"spec\":{\"containers\":[{"
                   "\"resources\":{\"requests\":{\"cpu\":\"2m\"}}}]}}}]}}");
-    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), -1);
+    assert_int_equal(rc_workload_requests(wl, &r, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "resource cpu: summed requests overflow"));
     json_decref(wl);
     /* nominal quota summed over flavors */
@@ -213,7 +214,7 @@ static void test_request_overflow(void **state)
                           "\"9223372036854775807m\"}]},"
                           "{\"name\":\"b\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":"
                           "\"1m\"}]}]}]}}");
-    assert_int_equal(rc_cq_quota(cq, NULL, &r, err, sizeof(err)), -1);
+    assert_int_equal(rc_cq_quota(cq, NULL, &r, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "resource cpu: nominal quota summed over flavors overflows"));
     json_decref(cq);
 

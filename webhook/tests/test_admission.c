@@ -228,7 +228,7 @@ static struct answer post(struct fixture *f, const char *path, const char *body,
 {
     struct answer a = {0};
     struct buf out;
-    buf_init(&out, 0);
+    buf_init(&out, BUF_CAP_REPLY);
     const char *ctype = NULL;
     a.status = wh_admit(&f->adm, path, body, len, &out, &ctype);
     a.text = strdup(buf_cstr(&out));

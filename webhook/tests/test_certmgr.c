@@ -705,14 +705,17 @@ static void test_flags(void **state)
     assert_int_equal(o.interval_s, 5);
     assert_int_equal(o.ca_grace_s, -1);
     assert_int_equal(wh_certmgr_flag(&o, &sans, "--port", "9443", err, sizeof(err)), 0);
-    assert_int_equal(wh_certmgr_flag(&o, &sans, "--ca-days", "0", err, sizeof(err)), -1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--ca-days", "0", err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "--ca-days"));
-    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-days", "12x", err, sizeof(err)), -1);
-    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-check-interval", "", err, sizeof(err)), -1);
-    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-secret", "", err, sizeof(err)), -1);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-days", "12x", err, sizeof(err)),
+                     MK_ERR_INVAL);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-check-interval", "", err, sizeof(err)),
+                     MK_ERR_INVAL);
+    assert_int_equal(wh_certmgr_flag(&o, &sans, "--cert-secret", "", err, sizeof(err)),
+                     MK_ERR_INVAL);
     assert_int_equal(
         wh_certmgr_flag(&o, &sans, "--ca-renew-before", "99999999999999999999", err, sizeof(err)),
-        -1);
+        MK_ERR_INVAL);
     assert_int_equal(o.ca_days, 30); /* unchanged by refused values */
 }
 

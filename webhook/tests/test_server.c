@@ -239,7 +239,7 @@ static CURLcode request(CURL *h, const char *ca, const char *url, const char *ct
                         const char *body, size_t chunked, struct resp *r)
 {
     memset(r, 0, sizeof(*r));
-    buf_init(&r->body, 0);
+    buf_init(&r->body, BUF_CAP_REPLY);
     curl_easy_reset(h);
     curl_easy_setopt(h, CURLOPT_URL, url);
     if (ca)
@@ -444,7 +444,7 @@ static void test_cert_reload(void **state)
     assert_int_equal(wh_certs_refresh(f->certs, 1, err, sizeof(err)), 0); /* not retried */
     /* metrics export the expiry and the loads */
     struct buf out;
-    buf_init(&out, 0);
+    buf_init(&out, BUF_CAP_REPLY);
     const char *ct;
     assert_int_equal(wh_app_ops_handle(&f->app, "/metrics", NULL, 0, &out, &ct), 200);
     assert_non_null(strstr(buf_cstr(&out), "mkueue_webhook_serving_cert_expiry_seconds 4"));
@@ -718,7 +718,7 @@ static void test_config_flags(void **state)
                       {"wh", "--bogus", "1"},    {"wh", "--log-level", "loud"},
                       {"wh", "--port", "-1"},    {"wh", "--namespace", ""}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        assert_int_equal(wh_config_parse(3, bad[i], &c, devnull, err, sizeof(err)), -1);
+        assert_int_equal(wh_config_parse(3, bad[i], &c, devnull, err, sizeof(err)), MK_ERR_INVAL);
     assert_int_equal(c.max_per_ip, 64);
     assert_int_equal(c.health_port, 0);
     assert_int_equal(c.max_decoded, 24u * 1024 * 1024);
@@ -733,10 +733,10 @@ static void test_config_flags(void **state)
     assert_int_equal(c.max_inflight, 4194304);
     /* the largest review must fit the budget with its body */
     char *a6[] = {"wh", "--max-inflight-bytes=4194304"};
-    assert_int_equal(wh_config_parse(2, a6, &c, devnull, err, sizeof(err)), -1);
+    assert_int_equal(wh_config_parse(2, a6, &c, devnull, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "--max-inflight-bytes 4194304 is less than"));
     char *a3[] = {"wh", "--port"};
-    assert_int_equal(wh_config_parse(2, a3, &c, devnull, err, sizeof(err)), -1);
+    assert_int_equal(wh_config_parse(2, a3, &c, devnull, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "needs a value"));
     char *a4[] = {"wh", "--version"};
     assert_int_equal(wh_config_parse(2, a4, &c, devnull, err, sizeof(err)), 1);
@@ -750,16 +750,16 @@ static void test_config_flags(void **state)
     assert_int_equal(c.certmgr.ca_grace_s, -1);
     assert_string_equal(c.cert_sans, "localhost");
     char *a8[] = {"wh", "--max-body=1023"};
-    assert_int_equal(wh_config_parse(2, a8, &c, devnull, err, sizeof(err)), -1);
+    assert_int_equal(wh_config_parse(2, a8, &c, devnull, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "--max-body: expected an integer from 1024 to 67108864"));
     char *a9[] = {"wh", "--ca-days=0"};
-    assert_int_equal(wh_config_parse(2, a9, &c, devnull, err, sizeof(err)), -1);
+    assert_int_equal(wh_config_parse(2, a9, &c, devnull, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "--ca-days"));
     char *a10[] = {"wh", "--bogus=1"};
-    assert_int_equal(wh_config_parse(2, a10, &c, devnull, err, sizeof(err)), -1);
+    assert_int_equal(wh_config_parse(2, a10, &c, devnull, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "unknown flag --bogus"));
     char *a11[] = {"wh", "--cert-secret"};
-    assert_int_equal(wh_config_parse(2, a11, &c, devnull, err, sizeof(err)), -1);
+    assert_int_equal(wh_config_parse(2, a11, &c, devnull, err, sizeof(err)), MK_ERR_INVAL);
     assert_non_null(strstr(err, "--cert-secret needs a value"));
     fclose(devnull);
 }

@@ -112,7 +112,7 @@ char *th_data_path(const char *name)
 {
     const char *dir = getenv("MKUEUE_TEST_DATA");
     struct buf b;
-    buf_init(&b, 0);
+    buf_init(&b, BUF_CAP_REPLY);
     buf_printf(&b, "%s/%s", dir && *dir ? dir : "common/tests/data", name);
     return buf_steal(&b);
 }
@@ -125,7 +125,7 @@ char *th_read_data(const char *name, size_t *len)
     if (!f)
         return NULL;
     struct buf b;
-    buf_init(&b, 16 * 1024 * 1024);
+    buf_init(&b, BUF_CAP_REPLY);
     char tmp[4096];
     size_t n;
     while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
@@ -690,7 +690,7 @@ struct th_server *th_start(const struct th_config *cfg)
     s->lfd = -1;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    buf_init(&s->live, 0);
+    buf_init(&s->live, BUF_CAP_REPLY);
     s->ctx = make_ctx(cfg);
     if (!s->ctx)
         goto fail;
