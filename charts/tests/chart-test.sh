@@ -73,8 +73,10 @@ def hooks(k): [.[] | select(.kind == k) | .webhooks[]];
 def deploy(c): .[] | select(.kind == "Deployment" and .metadata.labels["app.kubernetes.io/component"] == c);
 def rules(k; n): [obj(k; n) | .rules[] | {g: .apiGroups, r: .resources, v: (.verbs | sort), n: (.resourceNames // null)}];
 def mut_ops(k): if (k == "Deployment" or k == "StatefulSet" or k == "LeaderWorkerSet") then ["CREATE","UPDATE"] else ["CREATE"] end;
-def enabled(skip): [$registry[] | select(.kind as $k | skip | index($k) | not)];
-def dispatched(skip): [enabled(skip)[] | select(.kind as $k | ["Pod","Deployment","StatefulSet","LeaderWorkerSet"] | index($k) | not)];
+def default_off: ["StatefulSet","LeaderWorkerSet"];
+def enabled(skip): [$registry[] | select(.kind as $k | (skip + default_off) | index($k) | not)];
+def dispatched(skip): [enabled(skip)[] | select(.kind != "Deployment")];
+def framework: if .group == "" then (.kind | ascii_downcase) else .group + "/" + (.kind | ascii_downcase) end;
 def has_rule(rs; g; r; v): any(rs[]; .g == [g] and (.r | index(r)) and .v == (v | sort));
 def no_wildcards: all(.[] | select(.kind == "ClusterRole" or .kind == "Role") | .rules[];
     (.verbs | index("*") | not) and (.resources | index("*") | not) and (.apiGroups | index("*") | not));
@@ -132,9 +134,9 @@ done
 # ---- defaults -----------------------------------------------------------------------
 render default
 D=default
-check $D "the enabled kinds are exactly the registry's (RayService off: no adapter)" \
+check $D "the enabled kinds are the registry's but StatefulSet and LeaderWorkerSet (not dispatched yet; RayService: no adapter)" \
     '([hooks("MutatingWebhookConfiguration")[].rules[0] | .apiGroups[0] + "/" + .resources[0]] | sort)
-     == ([$registry[] | .group + "/" + .resource] | sort)'
+     == ([enabled([])[] | .group + "/" + .resource] | sort)'
 check $D "mutating webhooks: one per kind, rule, path, v1, None, Fail, 10s" \
     'hook_ok(enabled([]); "mutate"; mut_ops(.); "Fail"; 10; "")'
 check $D "validating webhooks: one per kind, CREATE+UPDATE, path, v1, None, Fail, 10s" \
@@ -147,7 +149,7 @@ check $D "mutating webhooks have no objectSelector (the default LocalQueue label
     'all(hooks("MutatingWebhookConfiguration")[]; .objectSelector == null)'
 check $D "pod-based kinds only in opted-in namespaces (managedJobsNamespaceSelector), the others in all" \
     '[hooks("MutatingWebhookConfiguration")[], hooks("ValidatingWebhookConfiguration")[]] as $h
-     | ([$h[] | select(is_pod_based)] | length) == 8
+     | ([$h[] | select(is_pod_based)] | length) == 4
      and all($h[] | select(is_pod_based); .namespaceSelector.matchLabels == {"kueue.x-k8s.io/managed-namespace": "true"}
              and selector_ok($ns))
      and all($h[] | select(is_pod_based | not); .namespaceSelector.matchLabels == null)'
@@ -178,13 +180,14 @@ check $D "webhook Role: no kubeconfig Secrets by default, create + get/update it
      and all($r[]; (.v | index("list") | not) and (.v | index("watch") | not))
      and any($r[]; .r == ["secrets"] and .v == ["create"] and .n == null)
      and any($r[]; .r == ["secrets"] and .v == ["get","update"] and .n == ["rel-mkueue-webhook-tls"])'
-check $D "pod-based kinds are gated by the webhook only: no pods or workload controllers in RBAC" \
-    'all(kind("ClusterRole")[].rules[].resources[]; test("^(pods|deployments|statefulsets|leaderworkersets)") | not)'
+check $D "a Deployment's pods are dispatched as Pods: pods in the reconciler's RBAC, no workload controllers" \
+    'all(kind("ClusterRole")[].rules[].resources[]; test("^(deployments|statefulsets|leaderworkersets)") | not)
+     and has_rule(rules("ClusterRole"; "rel-mkueue-reconciler"); ""; "pods/status"; ["get","update","patch"])'
 check $D "no ClusterRole touches secrets or leases" \
     'all(kind("ClusterRole")[].rules[]; (.resources | index("secrets") | not) and (.resources | index("leases") | not))'
 check $D "reconciler ClusterRole: every dispatched kind get/list/watch/update/patch + status + finalizers" \
     'rules("ClusterRole"; "rel-mkueue-reconciler") as $r
-     | (dispatched([]) | length) == 12
+     | (dispatched([]) | length) == 13
      and all(dispatched([])[]; . as $k | has_rule($r; $k.group; $k.resource; ["get","list","watch","update","patch"])
          and has_rule($r; $k.group; $k.resource + "/status"; ["get","update","patch"])
          and has_rule($r; $k.group; $k.resource + "/finalizers"; ["update"]))'
@@ -203,6 +206,7 @@ check $D "reconciler ClusterRole: nothing beyond kinds, Kueue objects, priority 
     '([dispatched([])[] | .resource, .resource + "/status", .resource + "/finalizers"]
       + ["workloads","workloads/status","workloads/finalizers","admissionchecks","admissionchecks/status",
          "multikueueclusters","multikueueclusters/status","localqueues","clusterqueues","multikueueconfigs",
+         "localqueues/status","clusterqueues/status",
          "priorityclasses","events"]) as $allowed
      | all(rules("ClusterRole"; "rel-mkueue-reconciler")[].r[]; . as $x | $allowed | index($x) != null)'
 check $D "reconciler Role: leases create + get/update by name, no secrets by default" \
@@ -266,9 +270,9 @@ check $D "reconciler config: mode, origin, leader election lease, enabled kinds"
     'obj("ConfigMap"; "rel-mkueue-reconciler").data["config.yaml"] as $c
      | ($c | test("(?m)^mode: standalone$")) and ($c | test("(?m)^origin: \"multikueue\"$"))
      and ($c | test("(?m)^  leaseName: rel-mkueue-reconciler$"))
-     and ([$c | scan("(?m)^- (.*)$")[0]] == [dispatched([])[] | .group + "/" + (.kind | ascii_downcase)])
+     and ([$c | scan("(?m)^- (.*)$")[0]] == [dispatched([])[] | framework])
      and ($c | test("(?m)^  leaderElect: true$"))
-     and ($c | test("rayservice|/pod|deployment|statefulset|leaderworkerset") | not)
+     and ($c | test("rayservice|deployment|statefulset|leaderworkerset") | not)
      and ($c | test("(?m)^namespace: " + $ns + "$"))
      and (args("reconciler") == ["--config=/etc/mkueue/config/config.yaml"])
      and (deploy("reconciler").spec.template.metadata.annotations["checksum/config"] | length) == 16'
