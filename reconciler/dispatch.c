@@ -198,8 +198,9 @@ struct held {
     json_t *drift; /* the Workload's drift marks (drift_marks), owned */
     struct rc_nomination nom;
     int have_nom;
-    enum rc_answer answered;             /* of the running action's worker calls (remote_failed) */
-    char down[RC_MAX_CLUSTERS * 2][320]; /* why.h: why each is unavailable */
+    int status_written;      /* a plan's Workload status write succeeded (its nomination) */
+    enum rc_answer answered; /* of the running action's worker calls (remote_failed) */
+    char down[RC_MAX_CLUSTERS * 2][320];            /* why.h: why each is unavailable */
     char cerr[RC_MAX_CLUSTERS * 2][RC_WHY_ERR_MAX]; /* why.h: its copy's last create error */
     char last_err[RC_WHY_ERR_MAX];                  /* create_remote's last failure */
 };
@@ -861,6 +862,7 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
         switch (a->type) {
         case RC_ACT_WL_STATUS:
             rc = wl_status(x, &cur, a->patch);
+            h->status_written |= rc == 0;
             break;
         case RC_ACT_REMOVE_REMOTE:
             rc = remove_remote(x, h, a->cluster);
@@ -985,24 +987,27 @@ int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
     json_decref(still);
     if (rc < 0 && !in_cache && rc_wl_deleting(h->obs.wl)) {
         rc_remember_deleted(x, key, h->obs.wl); /* retry the cleanup */
-    } else if (rc == 0) {
-        if (!in_cache)
-            drift_forget(x, key); /* gone, and cleaned up */
-        /* Incremental rounds live in memory, per Workload */
-        const char *st = plan->step;
-        pthread_mutex_lock(&x->mu);
-        if (strcmp(st, "nominate") == 0 && h->have_nom && h->nom.new_round) {
-            long long *t = malloc(sizeof(*t));
-            void *old = NULL;
-            if (t) {
-                *t = clk_now_ms();
-                if (smap_put(x->rounds, key, t, &old) < 0)
-                    free(t);
-                free(old);
-            }
-        } else if (strcmp(st, "nominate") != 0 && strcmp(st, "waiting-other-checks") != 0) {
-            free(smap_del(x->rounds, key));
+    }
+    if (rc == 0 && !in_cache)
+        drift_forget(x, key); /* gone, and cleaned up */
+    /* Incremental rounds live in memory, per Workload. A round starts once
+     * its nomination is written, even when a worker's part of the plan
+     * failed: a busy or refusing worker must not end the round early. */
+    const char *st = plan->step;
+    if (strcmp(st, "nominate") == 0 && h->have_nom && h->nom.new_round && h->status_written) {
+        long long *t = malloc(sizeof(*t));
+        void *old = NULL;
+        if (t) {
+            *t = clk_now_ms();
+            pthread_mutex_lock(&x->mu);
+            if (smap_put(x->rounds, key, t, &old) < 0)
+                free(t);
+            pthread_mutex_unlock(&x->mu);
+            free(old);
         }
+    } else if (rc == 0 && strcmp(st, "nominate") != 0 && strcmp(st, "waiting-other-checks") != 0) {
+        pthread_mutex_lock(&x->mu);
+        free(smap_del(x->rounds, key));
         pthread_mutex_unlock(&x->mu);
     }
     rc_plan_clear(plan);
