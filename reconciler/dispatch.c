@@ -596,6 +596,20 @@ static int create_remote_job(struct rc_ctx *x, struct held *h, int i, json_t *cu
     return rc;
 }
 
+/* Merge-patches the local job's status subresource. */
+static int local_job_status(struct rc_ctx *x, struct held *h, json_t *patch)
+{
+    struct kc_resource res = mk_kind_resource(h->obs.kind);
+    struct kc_status st;
+    const char *name = jx_str(h->obs.job, "metadata.name");
+    if (kc_patch(x->mgr, &res, jx_str(h->obs.job, "metadata.namespace"), name, "status",
+                 KC_PATCH_MERGE, patch, NULL, NULL, &st) < 0) {
+        LOG_W(LG, "job status not written", "job", name, "error", st.message);
+        return -1;
+    }
+    return 0;
+}
+
 static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *key, int fresh,
                            int *deferred)
 {
@@ -638,17 +652,10 @@ static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *
     json_decref(remote);
     if (!patch)
         return 0;
-    struct kc_resource res = mk_kind_resource(h->obs.kind);
-    struct kc_status st;
-    int rc = kc_patch(x->mgr, &res, jx_str(h->obs.job, "metadata.namespace"),
-                      jx_str(h->obs.job, "metadata.name"), "status", KC_PATCH_MERGE, patch, NULL,
-                      NULL, &st);
+    int rc = local_job_status(x, h, patch);
     json_decref(patch);
-    if (rc < 0) {
-        LOG_W(LG, "job status not written", "job", jx_str(h->obs.job, "metadata.name"), "error",
-              st.message);
+    if (rc < 0)
         return -1;
-    }
     pthread_mutex_lock(&x->mu);
     long long *t = smap_del(x->lag, key);
     pthread_mutex_unlock(&x->mu);
@@ -766,19 +773,6 @@ static int local_suspend(struct rc_ctx *x, struct held *h, int value)
                  jx_str(h->obs.job, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, NULL, &st);
     json_decref(p);
     return rc < 0 ? -1 : 0;
-}
-
-static int local_job_status(struct rc_ctx *x, struct held *h, json_t *patch)
-{
-    struct kc_resource res = mk_kind_resource(h->obs.kind);
-    struct kc_status st;
-    const char *name = jx_str(h->obs.job, "metadata.name");
-    if (kc_patch(x->mgr, &res, jx_str(h->obs.job, "metadata.namespace"), name, "status",
-                 KC_PATCH_MERGE, patch, NULL, NULL, &st) < 0) {
-        LOG_W(LG, "job status not written", "job", name, "error", st.message);
-        return -1;
-    }
-    return 0;
 }
 
 /* Whether the action calls the worker (and so needs one of its slots). */

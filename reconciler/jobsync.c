@@ -6,6 +6,11 @@
 #include "patch.h"
 #include "wlstatus.h"
 
+static int is_batch_job(const struct mk_kind *k)
+{
+    return k && strcmp(k->kind, "Job") == 0 && strcmp(k->group, "batch") == 0;
+}
+
 int rc_job_finished(const json_t *job)
 {
     static const char *const done[] = {"Complete", "Completed", "Failed", "Succeeded", "Finished"};
@@ -21,9 +26,8 @@ json_t *rc_job_status_patch(const struct mk_kind *k, const json_t *local, const 
     *deferred = 0;
     if (!local || !remote || k->status_sync != MK_STATUS_WHOLE)
         return NULL;
-    if (guard && strcmp(k->kind, "Job") == 0 && strcmp(k->group, "batch") == 0 &&
-        jx_bool(local, "spec.suspend", 0) && !jx_bool(remote, "spec.suspend", 0) &&
-        !rc_job_finished(remote)) {
+    if (guard && is_batch_job(k) && jx_bool(local, "spec.suspend", 0) &&
+        !jx_bool(remote, "spec.suspend", 0) && !rc_job_finished(remote)) {
         *deferred = 1;
         return NULL;
     }
@@ -39,19 +43,13 @@ json_t *rc_job_status_patch(const struct mk_kind *k, const json_t *local, const 
     /* The API server keeps an unsuspended Job's startTime once set; a copy
      * re-created elsewhere has another one. Writing it would refuse the
      * whole patch, its terminal status included. */
-    if (strcmp(k->kind, "Job") == 0 && strcmp(k->group, "batch") == 0 &&
-        json_object_get(from, "startTime") && !jx_bool(local, "spec.suspend", 0))
+    if (is_batch_job(k) && json_object_get(from, "startTime") && !jx_bool(local, "spec.suspend", 0))
         json_object_del(diff, "startTime");
     if (json_object_size(diff) == 0) {
         json_decref(diff);
         return NULL;
     }
     return json_pack("{s:o}", "status", diff);
-}
-
-static int is_batch_job(const struct mk_kind *k)
-{
-    return k && strcmp(k->kind, "Job") == 0 && strcmp(k->group, "batch") == 0;
 }
 
 json_t *rc_job_stopped_patch(const struct mk_kind *k, const json_t *local, const char *now)
