@@ -67,7 +67,8 @@ teardown() {
 }
 
 @test "job status is synced while running and at the end; completion removes remote objects" {
-    rc_job "$NS" run
+    # the finished Job must outlive the checks of its Workload below, even on a loaded machine
+    RC_TTL=60 rc_job "$NS" run
     eventually 20 is_ready "$NS" run
     c=$(rc_cluster_of "$NS" run)
     eventually 20 is_eq 1 jp manager -n "$NS" job run -o jsonpath='{.status.active}'
