@@ -22,6 +22,11 @@ MODS=$(cd "$HERE/../gomod" && pwd)
 CACHE=${MKUEUE_CACHE:-/var/cache/mkueue}
 log() { echo "build-testbed: $*" >&2; }
 
+# One build of the cache at a time: two would write the same part's folder.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.build.lock"
+flock -n 9 || { log "another build of $CACHE runs: waiting for it"; flock 9; }
+
 command -v go >/dev/null || PATH=/usr/local/go/bin:$PATH
 command -v go >/dev/null || { log "Go is missing (the machine's Go 1.26 at /usr/local/go)"; exit 1; }
 export GOMODCACHE=$CACHE/go/mod GOCACHE=$CACHE/go/build GOFLAGS="-mod=readonly -trimpath" CGO_ENABLED=0
