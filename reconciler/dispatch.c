@@ -730,22 +730,28 @@ static int remote_priority(struct rc_ctx *x, struct held *h, int i)
     return rc < 0 ? -1 : 0;
 }
 
-static int remove_finalizer(struct rc_ctx *x, json_t **cur)
+/* Merge-patches the manager Workload *cur with p (stolen; NULL counts as
+ * out of memory) and replaces *cur with the answer. 0, or -1 (*st says why). */
+static int patch_wl(struct rc_ctx *x, json_t **cur, json_t *p, struct kc_status *st)
 {
-    json_t *p = rc_finalizer_removal(*cur, RC_FINALIZER);
     json_t *out = NULL;
-    struct kc_status st;
+    memset(st, 0, sizeof(*st));
     int rc = p ? kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),
-                          jx_str(*cur, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, &out, &st)
+                          jx_str(*cur, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, &out, st)
                : -1;
     json_decref(p);
-    if (rc < 0) {
-        if (p && kc_is_not_found(&st))
-            return 0;
+    if (rc < 0)
         return -1;
-    }
     json_decref(*cur);
     *cur = out;
+    return 0;
+}
+
+static int remove_finalizer(struct rc_ctx *x, json_t **cur)
+{
+    struct kc_status st;
+    if (patch_wl(x, cur, rc_finalizer_removal(*cur, RC_FINALIZER), &st) < 0)
+        return kc_is_not_found(&st) ? 0 : -1;
     return 0;
 }
 
@@ -763,19 +769,11 @@ static int delete_wl(struct rc_ctx *x, json_t *cur)
 
 static int wl_deactivate(struct rc_ctx *x, json_t **cur)
 {
-    json_t *p = json_pack("{s:{s:b}}", "spec", "active", 0);
-    json_t *out = NULL;
     struct kc_status st;
-    int rc = p ? kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),
-                          jx_str(*cur, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, &out, &st)
-               : -1;
-    json_decref(p);
-    if (rc < 0)
+    if (patch_wl(x, cur, json_pack("{s:{s:b}}", "spec", "active", 0), &st) < 0)
         return -1;
     LOG_I(LG, "workload deactivated: an admission check is Rejected", "workload",
           jx_str(*cur, "metadata.name"));
-    json_decref(*cur);
-    *cur = out;
     return 0;
 }
 
