@@ -7,20 +7,11 @@
 RC_BIN="$BIN/mkueue-reconciler"
 RC_METRICS_BASE=${RC_METRICS_BASE:-18300}
 
-# rc_bed_setup: the queues and credentials every reconciler scenario uses.
-rc_bed_setup() {
-    kw1 apply -f "$MKUEUE_ROOT/e2e/manifests/worker.yaml" >/dev/null
-    kw2 apply -f "$MKUEUE_ROOT/e2e/manifests/worker.yaml" >/dev/null
-    km apply -f "$MKUEUE_ROOT/e2e/manifests/manager.yaml" >/dev/null
-    local i
-    for i in 1 2; do rc_secret worker-$i "$MKUEUE_E2E_DIR/kubeconfig/worker-$i.yaml"; done
-}
-
-# rc_secret CLUSTER KUBECONFIG-FILE: (re)writes the cluster's kubeconfig Secret.
-rc_secret() {
-    km -n mkueue-system create secret generic "$1-kubeconfig" --from-file=kubeconfig="$2" \
-        --dry-run=client -o yaml | km apply -f - >/dev/null
-}
+# rc_bed_setup: the queues and credentials every reconciler scenario uses
+# (helpers.bash bed_queues); rc_secret CLUSTER KUBECONFIG-FILE rewrites one
+# cluster's kubeconfig Secret.
+rc_bed_setup() { bed_queues; }
+rc_secret() { bed_secret "$@"; }
 
 # rc_start NAME METRICS-PORT [FLAGS...]: runs a reconciler against the manager.
 rc_start() {
