@@ -22,22 +22,12 @@ teardown_file() {
 
 setup() {
     NS=$(fresh_ns pf)
-    local c
-    for c in manager worker-1 worker-2; do
-        k "$c" create ns "$NS" >/dev/null
-        k "$c" apply -f - >/dev/null <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {namespace: $NS, name: team-a}
-spec: {clusterQueue: team-a-cq}
-YAML
-    done
+    bed_ns "$NS"
 }
 
 teardown() {
     teardown_common
-    local c
-    for c in manager worker-1 worker-2; do k "$c" delete ns "$NS" --wait=false >/dev/null 2>&1 || true; done
+    bed_ns_delete "$NS"
 }
 
 job() {

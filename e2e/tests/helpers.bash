@@ -107,6 +107,26 @@ bed_secret() {
         --dry-run=client -o yaml | km apply -f - >/dev/null
 }
 
+# bed_ns NAME: a namespace with LocalQueue team-a (-> team-a-cq) on the
+# manager and both workers; bed_ns_delete NAME removes it everywhere.
+bed_ns() {
+    local c
+    for c in manager worker-1 worker-2; do
+        k "$c" create ns "$1" >/dev/null
+        k "$c" apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: $1, name: team-a}
+spec: {clusterQueue: team-a-cq}
+YAML
+    done
+}
+
+bed_ns_delete() {
+    local c
+    for c in manager worker-1 worker-2; do k "$c" delete ns "$1" --wait=false >/dev/null 2>&1 || true; done
+}
+
 WH_PORT=${MKUEUE_WEBHOOK_PORT:-16446}
 WH_MPORT=${MKUEUE_WEBHOOK_METRICS_PORT:-16447}
 # the namespaces the chart's webhooks leave out, by name (invariant 15)

@@ -32,24 +32,10 @@ rc_secret_dead() {
 # mkc_active CLUSTER: the MultiKueueCluster's Active status (True/False).
 mkc_active() { jp manager mkc "$1" -o jsonpath='{.status.conditions[?(@.type=="Active")].status}'; }
 
-# rc_ns NAME: a namespace with LocalQueue team-a on the manager and both workers.
-rc_ns() {
-    local c
-    for c in manager worker-1 worker-2; do
-        k "$c" create ns "$1" >/dev/null
-        k "$c" apply -f - >/dev/null <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {namespace: $1, name: team-a}
-spec: {clusterQueue: team-a-cq}
-YAML
-    done
-}
-
-rc_ns_delete() {
-    local c
-    for c in manager worker-1 worker-2; do k "$c" delete ns "$1" --wait=false >/dev/null 2>&1 || true; done
-}
+# rc_ns NAME: a namespace with LocalQueue team-a on the manager and both
+# workers (helpers.bash bed_ns); rc_ns_delete NAME removes it everywhere.
+rc_ns() { bed_ns "$1"; }
+rc_ns_delete() { bed_ns_delete "$1"; }
 
 # rc_job NS NAME [CPU]: a Job for queue team-a (or RC_QUEUE) on the manager, as the webhook
 # leaves it (managedBy MultiKueue, suspended). Its pod runs
