@@ -40,7 +40,8 @@ rc_ns_delete() { bed_ns_delete "$1"; }
 # rc_job NS NAME [CPU]: a Job for queue team-a (or RC_QUEUE) on the manager, as the webhook
 # leaves it (managedBy MultiKueue, suspended). Its pod runs
 # until the scenario ends it (rc_finish_pod), or as RC_RESULT says
-# (Succeeded, Failed: KWOK ends it after RC_DURATION, default 1s).
+# (Succeeded, Failed: KWOK ends it after RC_DURATION, default 1s). The manager's
+# TTL controller deletes it RC_TTL seconds (default 5) after it finished.
 rc_job() {
     km apply -f - >/dev/null <<YAML
 apiVersion: batch/v1
@@ -52,7 +53,7 @@ metadata:
 spec:
   managedBy: kueue.x-k8s.io/multikueue
   suspend: true
-  ttlSecondsAfterFinished: 5
+  ttlSecondsAfterFinished: ${RC_TTL:-5}
   parallelism: 1
   completions: 1
   template:
