@@ -22,6 +22,9 @@ DEB_PKGS  := build-essential pkg-config libmicrohttpd-dev libssl-dev libjansson-
 COMMON_SRC  := $(sort $(wildcard common/*.c common/kinds/*.c))
 UNIT_SRC    := $(sort $(wildcard common/tests/test_*.c webhook/tests/test_*.c reconciler/tests/test_*.c))
 TEST_SUPPORT:= $(sort $(wildcard common/tests/support/*.c))
+# the reconciler's test fixtures: linked into the unit tests only (the
+# webhook benchmark links TEST_SUPPORT without the reconciler)
+RC_TEST_SUPPORT:= $(sort $(wildcard reconciler/tests/support/*.c))
 FUZZ_SRC    := $(sort $(wildcard common/fuzz/fuzz_*.c webhook/fuzz/fuzz_*.c))
 WEBHOOK_SRC := $(sort $(filter-out webhook/main.c,$(wildcard webhook/*.c)))
 RECON_SRC   := $(sort $(filter-out reconciler/main.c,$(wildcard reconciler/*.c)))
@@ -81,6 +84,7 @@ $(BUILD)/$(1)/obj/%.o: %.c
 	$$(CC) $$(ALL_CFLAGS) $(2) -Iwebhook -Ireconciler -MMD -MP -c $$< -o $$@
 
 $(BUILD)/$(1)/tests/%: $(BUILD)/$(1)/obj/%.o $(TEST_SUPPORT:%.c=$(BUILD)/$(1)/obj/%.o) \
+		$(RC_TEST_SUPPORT:%.c=$(BUILD)/$(1)/obj/%.o) \
 		$(COMMON_SRC:%.c=$(BUILD)/$(1)/obj/%.o) $(WEBHOOK_SRC:%.c=$(BUILD)/$(1)/obj/%.o) \
 		$(RECON_SRC:%.c=$(BUILD)/$(1)/obj/%.o)
 	@mkdir -p $$(dir $$@)

@@ -554,6 +554,45 @@ static void transport_error(struct kc_status *st, CURLcode cc, const char *errbu
              errbuf && *errbuf ? errbuf : curl_easy_strerror(cc));
 }
 
+/* The request's URL (*url, freed by the caller) and headers, then the
+ * client's rate limit waited out. */
+static int prepare(struct kc_client *c, const char *path, const char *query,
+                   const char *content_type, int stream, char **url, struct curl_slist **hdrs,
+                   struct kc_status *st)
+{
+    *url = make_url(c, path, query);
+    if (!*url)
+        return MK_ERR_NOMEM;
+    int rc = make_headers(c, content_type, stream, hdrs, st);
+    if (rc != MK_OK)
+        return rc;
+    rl_wait(c);
+    return MK_OK;
+}
+
+static void setup_failed(struct kc_status *st, int rc)
+{
+    snprintf(st->message, sizeof(st->message), "%s",
+             rc == MK_ERR_NOMEM ? "out of memory" : "curl setup failed");
+}
+
+/* A finished transfer: a transport error, an API error (decoded from its
+ * body), or MK_OK with st->http set. */
+static int outcome(CURLcode cc, long code, const char *errbuf, const struct buf *body,
+                   struct kc_status *st)
+{
+    if (cc != CURLE_OK) {
+        transport_error(st, cc, errbuf);
+        return MK_ERR_TRANSPORT;
+    }
+    if (!is_2xx(code)) {
+        decode_error(st, code, body->data, body->len);
+        return MK_ERR_HTTP;
+    }
+    st->http = code;
+    return MK_OK;
+}
+
 /* ---- requests -------------------------------------------------------------- */
 
 int kc_request(struct kc_client *c, const char *method, const char *path, const char *query,
@@ -577,14 +616,9 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
     struct curl_slist *hdrs = NULL;
     struct xfer x = {0};
     buf_init(&x.body, c->max_body);
-    char *url = make_url(c, path, query);
-    if (!url) {
-        rc = MK_ERR_NOMEM;
+    char *url = NULL;
+    if ((rc = prepare(c, path, query, content_type, 0, &url, &hdrs, st)) != MK_OK)
         goto out;
-    }
-    if ((rc = make_headers(c, content_type, 0, &hdrs, st)) != MK_OK)
-        goto out;
-    rl_wait(c);
     x.h = pool_get(c);
     if (!x.h) {
         rc = MK_ERR_NOMEM;
@@ -601,8 +635,7 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
         rc = kc_setup_status(
             curl_easy_setopt(x.h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_body));
     if (rc != 0) {
-        snprintf(st->message, sizeof(st->message), "%s",
-                 rc == MK_ERR_NOMEM ? "out of memory" : "curl setup failed");
+        setup_failed(st, rc);
         goto out;
     }
     if (set_method(x.h, method, body, body_len) < 0) {
@@ -620,22 +653,13 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
         snprintf(st->message, sizeof(st->message), "response body exceeds %zu bytes", c->max_body);
     } else if (cc == CURLE_WRITE_ERROR && x.body.oom) {
         rc = MK_ERR_NOMEM;
-    } else if (cc != CURLE_OK) {
-        rc = MK_ERR_TRANSPORT;
-        transport_error(st, cc, errbuf);
-    } else if (!is_2xx(code)) {
-        rc = MK_ERR_HTTP;
-        decode_error(st, code, x.body.data, x.body.len);
-    } else {
-        st->http = code;
-        if (out) {
-            json_error_t jerr;
-            *out = x.body.len ? json_loadb(x.body.data, x.body.len, 0, &jerr) : NULL;
-            if (!*out) {
-                rc = MK_ERR_DECODE;
-                snprintf(st->message, sizeof(st->message), "invalid JSON in response: %s",
-                         x.body.len ? jerr.text : "empty body");
-            }
+    } else if ((rc = outcome(cc, code, errbuf, &x.body, st)) == MK_OK && out) {
+        json_error_t jerr;
+        *out = x.body.len ? json_loadb(x.body.data, x.body.len, 0, &jerr) : NULL;
+        if (!*out) {
+            rc = MK_ERR_DECODE;
+            snprintf(st->message, sizeof(st->message), "invalid JSON in response: %s",
+                     x.body.len ? jerr.text : "empty body");
         }
     }
     LOG_D("kube_client", "request", "method", method, "path", path, "server", c->server, "result",
@@ -945,14 +969,9 @@ int kc_stream(struct kc_client *c, const char *path, const char *query, long tim
     CURLM *m = NULL;
     struct xfer x = {.fn = on_data, .ud = ud, .stop = stop};
     buf_init(&x.body, KC_ERR_BODY_MAX);
-    char *url = make_url(c, path, query);
-    if (!url) {
-        rc = MK_ERR_NOMEM;
+    char *url = NULL;
+    if ((rc = prepare(c, path, query, NULL, 1, &url, &hdrs, st)) != MK_OK)
         goto out;
-    }
-    if ((rc = make_headers(c, NULL, 1, &hdrs, st)) != MK_OK)
-        goto out;
-    rl_wait(c);
     if (!(x.h = curl_easy_init()) || !(m = curl_multi_init())) {
         rc = MK_ERR_NOMEM;
         goto out;
@@ -964,8 +983,7 @@ int kc_stream(struct kc_client *c, const char *path, const char *query, long tim
     if (added != CURLM_OK)
         rc = added == CURLM_OUT_OF_MEMORY ? MK_ERR_NOMEM : MK_ERR_INVAL;
     if (rc != 0) {
-        snprintf(st->message, sizeof(st->message), "%s",
-                 rc == MK_ERR_NOMEM ? "out of memory" : "curl setup failed");
+        setup_failed(st, rc);
         goto out;
     }
     CURLcode cc = CURLE_OK;
@@ -1000,14 +1018,8 @@ int kc_stream(struct kc_client *c, const char *path, const char *query, long tim
         rc = MK_ERR_STOPPED;
         st->http = code;
         snprintf(st->message, sizeof(st->message), "stopped%s", x.cb_stopped ? " by callback" : "");
-    } else if (cc != CURLE_OK) {
-        rc = MK_ERR_TRANSPORT;
-        transport_error(st, cc, errbuf);
-    } else if (!is_2xx(code)) {
-        rc = MK_ERR_HTTP;
-        decode_error(st, code, x.body.data, x.body.len);
     } else {
-        st->http = code;
+        rc = outcome(cc, code, errbuf, &x.body, st);
     }
 out:
     if (rc == MK_ERR_NOMEM && !st->message[0])

@@ -354,6 +354,21 @@ struct mt_family *mt_histogram(struct mt_registry *reg, const char *name, const 
     return reg_family(reg, MT_HISTOGRAM, name, help, labels, buckets, n);
 }
 
+int mt_register(struct mt_registry *reg, const struct mt_def *defs, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct mt_def *d = &defs[i];
+        if (d->type == MT_HISTOGRAM)
+            *d->out = mt_histogram(reg, d->name, d->help, d->labels, d->buckets, d->nbuckets);
+        else
+            *d->out = reg_family(reg, d->type, d->name, d->help, d->labels, NULL, 0);
+        if (!*d->out)
+            rc = -1;
+    }
+    return rc;
+}
+
 struct mt_registry *mt_registry_new(void)
 {
     struct mt_registry *reg = calloc(1, sizeof(*reg));

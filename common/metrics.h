@@ -57,6 +57,20 @@ struct mt_family *mt_gauge(struct mt_registry *reg, const char *name, const char
 struct mt_family *mt_histogram(struct mt_registry *reg, const char *name, const char *help,
                                const char *const labels[], const double *buckets, size_t n);
 
+/* A table of families for mt_register: each is registered into *out. */
+struct mt_def {
+    struct mt_family **out;
+    enum mt_type type;
+    const char *name;
+    const char *help;
+    const char *const *labels; /* NULL-terminated, or NULL for none */
+    const double *buckets;     /* MT_HISTOGRAM: as mt_histogram's */
+    size_t nbuckets;
+};
+/* Registers every family of defs[0..n). Returns 0, or -1 when one failed
+ * (its *out is NULL; the others are registered). */
+int mt_register(struct mt_registry *reg, const struct mt_def *defs, size_t n);
+
 /* Counter += delta (delta >= 0). Returns 0, or -1 on wrong type, bad delta,
  * or a dropped series. */
 int mt_inc(struct mt_family *fam, const char *const values[], double delta);

@@ -128,18 +128,30 @@ static json_t *ptr_get(json_t *root, const struct ptr *p, size_t n)
         goto out;                                                                                  \
     } while (0)
 
+/* At the root (no tokens) `value` (stolen) replaces the document: 1.
+ * Else 0, with *parent the node that holds `p` and *key its last token. */
+static int target(json_t **root, const struct ptr *p, json_t *value, json_t **parent,
+                  const char **key)
+{
+    if (p->n == 0) {
+        json_decref(*root);
+        *root = value;
+        return 1;
+    }
+    *parent = ptr_get(*root, p, p->n - 1);
+    *key = p->tok[p->n - 1];
+    return 0;
+}
+
 /* Inserts `value` (stolen, also on failure) at `p` per "add" semantics. */
 static int do_add(json_t **root, const struct ptr *p, const char *path, json_t *value, char *err,
                   size_t errlen)
 {
     size_t idx;
-    if (p->n == 0) {
-        json_decref(*root);
-        *root = value;
+    json_t *parent;
+    const char *key;
+    if (target(root, p, value, &parent, &key))
         return 0;
-    }
-    json_t *parent = ptr_get(*root, p, p->n - 1);
-    const char *key = p->tok[p->n - 1];
     if (json_is_object(parent)) {
         if (json_object_set_new(parent, key, value) == 0)
             return 0;
@@ -171,13 +183,10 @@ static int do_replace(json_t **root, const struct ptr *p, const char *path, json
                       char *err, size_t errlen)
 {
     size_t idx;
-    if (p->n == 0) {
-        json_decref(*root);
-        *root = value;
+    json_t *parent;
+    const char *key;
+    if (target(root, p, value, &parent, &key))
         return 0;
-    }
-    json_t *parent = ptr_get(*root, p, p->n - 1);
-    const char *key = p->tok[p->n - 1];
     if (json_is_object(parent) && json_object_get(parent, key))
         return json_object_set_new(parent, key, value) < 0 ? MK_ERR_NOMEM : 0;
     if (json_is_array(parent) && parse_index(key, &idx) && idx < json_array_size(parent))

@@ -103,18 +103,8 @@ int rc_reconcile_admission_check(struct rc_ctx *x, const char *name)
     struct rc_ac_state s;
     rc_ac_compute(ac, cfg, x->mkclusters, &s);
     json_decref(cfg);
-    json_t *body = NULL;
-    if (rc_active_patch(ac, s.status, s.reason, s.message, &body) == 0 && !body)
-        goto out; /* already says so */
-    struct kc_status st;
-    rc = body ? kc_patch(x->mgr, &ACS, NULL, name, "status", KC_PATCH_MERGE, body, NULL, NULL, &st)
-              : -1;
-    json_decref(body);
-    if (rc == 0)
-        LOG_I("admissioncheck", "status", "admissionCheck", name, "active", s.status, "reason",
-              s.reason, "message", s.message);
-    else if (body)
-        LOG_W("admissioncheck", "status not written", "admissionCheck", name, "error", st.message);
+    rc = rc_write_active(x, &ACS, ac, name, s.status, s.reason, s.message, "admissioncheck",
+                         "admissionCheck");
 out:
     json_decref(ac);
     return rc < 0 ? -1 : 0;

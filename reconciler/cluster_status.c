@@ -40,18 +40,7 @@ int rc_reconcile_cluster(struct rc_ctx *x, const char *name)
      * written and the old one stay): a worker's error text is escaped. */
     buf_utf8_sanitize(s.message, sizeof(s.message));
     const char *message = s.message[0] ? s.message : (s.connected ? "Connected" : "connecting");
-    json_t *body = NULL;
-    if (rc_active_patch(mkc, status, reason, message, &body) == 0 && !body)
-        goto out; /* already says so */
-    struct kc_status st;
-    rc = body ? kc_patch(x->mgr, &MKCS, NULL, name, "status", KC_PATCH_MERGE, body, NULL, NULL, &st)
-              : -1;
-    json_decref(body);
-    if (rc == 0)
-        LOG_I("cluster", "status", "cluster", name, "active", status, "reason", reason, "message",
-              message);
-    else if (body)
-        LOG_W("cluster", "status not written", "cluster", name, "error", st.message);
+    rc = rc_write_active(x, &MKCS, mkc, name, status, reason, message, "cluster", "cluster");
 out:
     json_decref(mkc);
     return rc < 0 ? -1 : 0;

@@ -5,6 +5,8 @@
 #include <time.h>
 
 #include "jsonx.h"
+#include "log.h"
+#include "wlstatus.h"
 
 int rc_kind_index(const struct rc_ctx *x, const struct mk_kind *k)
 {
@@ -110,4 +112,23 @@ int rc_cq_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen)
         snprintf(out, outlen, "%s", cq);
     json_decref(lq);
     return rc;
+}
+
+int rc_write_active(struct rc_ctx *x, const struct kc_resource *res, const json_t *obj,
+                    const char *name, const char *status, const char *reason, const char *message,
+                    const char *logger, const char *what)
+{
+    json_t *body = NULL;
+    if (rc_active_patch(obj, status, reason, message, &body) == 0 && !body)
+        return 0; /* already says so */
+    struct kc_status st;
+    int rc =
+        body ? kc_patch(x->mgr, res, NULL, name, "status", KC_PATCH_MERGE, body, NULL, NULL, &st)
+             : -1;
+    json_decref(body);
+    if (rc == 0)
+        LOG_I(logger, "status", what, name, "active", status, "reason", reason, "message", message);
+    else if (body)
+        LOG_W(logger, "status not written", what, name, "error", st.message);
+    return rc < 0 ? -1 : 0;
 }

@@ -82,4 +82,12 @@ int rc_mk_check_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen)
 /* The ClusterQueue of a Workload (through its LocalQueue), into out. */
 int rc_cq_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen);
 
+/* Writes the Active condition of obj, the cluster-scoped object `name` of
+ * res, when it says something else (rc_active_patch), and logs it with
+ * logger (the object named as `what`). Returns 0 (written or unchanged) or
+ * -1. */
+int rc_write_active(struct rc_ctx *x, const struct kc_resource *res, const json_t *obj,
+                    const char *name, const char *status, const char *reason, const char *message,
+                    const char *logger, const char *what);
+
 #endif

@@ -320,6 +320,77 @@ static void observe_remote(struct rc_ctx *x, struct held *h, size_t n, const cha
     }
 }
 
+/* The Workload's owner: its kind's adapter, the local job, whether it is ours. */
+static void observe_owner(struct rc_ctx *x, struct held *h, json_t *owner)
+{
+    struct rc_obs *o = &h->obs;
+    const char *av = jx_str(owner, "apiVersion"), *kind = jx_str(owner, "kind");
+    snprintf(h->gvk, sizeof(h->gvk), "%s%s, Kind=%s", av && strchr(av, '/') ? "" : "/",
+             av ? av : "", kind ? kind : "");
+    o->owner_gvk = h->gvk;
+    const struct mk_kind *k = mk_kind_by_gvk(av, kind);
+    h->kind_index = k ? rc_kind_index(x, k) : -1;
+    if (h->kind_index < 0)
+        return;
+    o->kind = k;
+    o->managed_by_honoured = x->managed_by_kept[h->kind_index];
+    o->job = owner_job(x, h, owner, &o->job_gone);
+    /* a kind without managedBy (Pod) is always Kueue's, as in Kueue's
+     * pod adapter (IsJobManagedByKueue) */
+    o->managed =
+        o->job && (!o->managed_by_honoured || !k->managed_by_path || mk_is_managed(k, o->job));
+}
+
+/* Each cluster of the check's group (h->clusters), and the recorded one
+ * when it left the group; connected[i]: the group's i-th is available. */
+static void observe_remotes(struct rc_ctx *x, struct held *h, const char *key, const char *jname,
+                            long long now, int *connected)
+{
+    struct rc_obs *o = &h->obs;
+    size_t i;
+    json_t *cv;
+    const char *cn = jx_str(o->wl, "status.clusterName");
+    int cn_seen = 0;
+    json_array_foreach(h->clusters, i, cv)
+    {
+        if (i >= RC_MAX_CLUSTERS)
+            break;
+        observe_remote(x, h, o->nremotes, json_string_value(cv), 1, key, jname, now);
+        connected[i] = h->remotes[o->nremotes].available;
+        cn_seen = cn_seen || (cn && strcmp(cn, h->remotes[o->nremotes].cluster) == 0);
+        o->nremotes++;
+    }
+    /* the recorded cluster left the config: its copy is still watched, so
+     * it can be removed before anything is made elsewhere */
+    if (cn && !cn_seen && o->nremotes < RC_MAX_CLUSTERS * 2) {
+        observe_remote(x, h, o->nremotes, cn, 0, key, jname, now);
+        o->nremotes++;
+    }
+}
+
+/* The dispatcher's choice (dispatchers.h) for step 10 of the plan. */
+static void observe_nomination(struct rc_ctx *x, struct held *h, const char *key,
+                               const int *connected, long long now)
+{
+    struct rc_obs *o = &h->obs;
+    long long round = 0;
+    pthread_mutex_lock(&x->mu);
+    long long *rs = smap_get(x->rounds, key);
+    if (rs)
+        round = *rs;
+    pthread_mutex_unlock(&x->mu);
+    if (rc_nominate(x->cfg->dispatcher, h->clusters, connected,
+                    jx_get(o->wl, "status.nominatedClusterNames"), x->cfg->step_size,
+                    x->cfg->round_ms, round, now, &h->nom) == 0) {
+        h->have_nom = 1;
+        o->nominated = h->nom.clusters;
+        o->dispatcher_writes = x->cfg->dispatcher != RC_DISPATCH_EXTERNAL;
+        o->dispatcher_requeue_ms = h->nom.requeue_ms;
+    }
+}
+
+/* Fills h->obs for the plan: the Workload, its owner, its copies and the
+ * dispatcher's choice. Returns 1 when the Workload is gone (nothing to do). */
 static int observe(struct rc_ctx *x, const char *key, struct held *h)
 {
     struct rc_obs *o = &h->obs;
@@ -346,23 +417,8 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
     rc_cq_of(x, wl, h->cq, sizeof(h->cq));
 
     json_t *owner = rc_wl_owner(wl);
-    if (owner) {
-        const char *av = jx_str(owner, "apiVersion"), *kind = jx_str(owner, "kind");
-        snprintf(h->gvk, sizeof(h->gvk), "%s%s, Kind=%s", av && strchr(av, '/') ? "" : "/",
-                 av ? av : "", kind ? kind : "");
-        o->owner_gvk = h->gvk;
-        const struct mk_kind *k = mk_kind_by_gvk(av, kind);
-        h->kind_index = k ? rc_kind_index(x, k) : -1;
-        if (h->kind_index >= 0) {
-            o->kind = k;
-            o->managed_by_honoured = x->managed_by_kept[h->kind_index];
-            o->job = owner_job(x, h, owner, &o->job_gone);
-            /* a kind without managedBy (Pod) is always Kueue's, as in Kueue's
-             * pod adapter (IsJobManagedByKueue) */
-            o->managed = o->job && (!o->managed_by_honoured || !k->managed_by_path ||
-                                    mk_is_managed(k, o->job));
-        }
-    }
+    if (owner)
+        observe_owner(x, h, owner);
     if (!o->check)
         return 0;
 
@@ -374,44 +430,10 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
         return 0;
     }
     h->drift = drift_marks(x, key, jx_str(wl, "metadata.uid"));
-    const char *jname = jx_str(owner, "name");
     long long now = clk_now_ms();
     int connected[RC_MAX_CLUSTERS] = {0};
-    size_t i;
-    json_t *cv;
-    const char *cn = jx_str(wl, "status.clusterName");
-    int cn_seen = 0;
-    json_array_foreach(h->clusters, i, cv)
-    {
-        if (i >= RC_MAX_CLUSTERS)
-            break;
-        observe_remote(x, h, o->nremotes, json_string_value(cv), 1, key, jname, now);
-        connected[i] = h->remotes[o->nremotes].available;
-        cn_seen = cn_seen || (cn && strcmp(cn, h->remotes[o->nremotes].cluster) == 0);
-        o->nremotes++;
-    }
-    /* the recorded cluster left the config: its copy is still watched, so
-     * it can be removed before anything is made elsewhere */
-    if (cn && !cn_seen && o->nremotes < RC_MAX_CLUSTERS * 2) {
-        observe_remote(x, h, o->nremotes, cn, 0, key, jname, now);
-        o->nremotes++;
-    }
-
-    /* the dispatcher's choice */
-    long long round = 0;
-    pthread_mutex_lock(&x->mu);
-    long long *rs = smap_get(x->rounds, key);
-    if (rs)
-        round = *rs;
-    pthread_mutex_unlock(&x->mu);
-    if (h->clusters && rc_nominate(x->cfg->dispatcher, h->clusters, connected,
-                                   jx_get(wl, "status.nominatedClusterNames"), x->cfg->step_size,
-                                   x->cfg->round_ms, round, now, &h->nom) == 0) {
-        h->have_nom = 1;
-        o->nominated = h->nom.clusters;
-        o->dispatcher_writes = x->cfg->dispatcher != RC_DISPATCH_EXTERNAL;
-        o->dispatcher_requeue_ms = h->nom.requeue_ms;
-    }
+    observe_remotes(x, h, key, jx_str(owner, "name"), now, connected);
+    observe_nomination(x, h, key, connected, now);
     return 0;
 }
 
@@ -708,22 +730,28 @@ static int remote_priority(struct rc_ctx *x, struct held *h, int i)
     return rc < 0 ? -1 : 0;
 }
 
-static int remove_finalizer(struct rc_ctx *x, json_t **cur)
+/* Merge-patches the manager Workload *cur with p (stolen; NULL counts as
+ * out of memory) and replaces *cur with the answer. 0, or -1 (*st says why). */
+static int patch_wl(struct rc_ctx *x, json_t **cur, json_t *p, struct kc_status *st)
 {
-    json_t *p = rc_finalizer_removal(*cur, RC_FINALIZER);
     json_t *out = NULL;
-    struct kc_status st;
+    memset(st, 0, sizeof(*st));
     int rc = p ? kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),
-                          jx_str(*cur, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, &out, &st)
+                          jx_str(*cur, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, &out, st)
                : -1;
     json_decref(p);
-    if (rc < 0) {
-        if (p && kc_is_not_found(&st))
-            return 0;
+    if (rc < 0)
         return -1;
-    }
     json_decref(*cur);
     *cur = out;
+    return 0;
+}
+
+static int remove_finalizer(struct rc_ctx *x, json_t **cur)
+{
+    struct kc_status st;
+    if (patch_wl(x, cur, rc_finalizer_removal(*cur, RC_FINALIZER), &st) < 0)
+        return kc_is_not_found(&st) ? 0 : -1;
     return 0;
 }
 
@@ -741,19 +769,11 @@ static int delete_wl(struct rc_ctx *x, json_t *cur)
 
 static int wl_deactivate(struct rc_ctx *x, json_t **cur)
 {
-    json_t *p = json_pack("{s:{s:b}}", "spec", "active", 0);
-    json_t *out = NULL;
     struct kc_status st;
-    int rc = p ? kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),
-                          jx_str(*cur, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, &out, &st)
-               : -1;
-    json_decref(p);
-    if (rc < 0)
+    if (patch_wl(x, cur, json_pack("{s:{s:b}}", "spec", "active", 0), &st) < 0)
         return -1;
     LOG_I(LG, "workload deactivated: an admission check is Rejected", "workload",
           jx_str(*cur, "metadata.name"));
-    json_decref(*cur);
-    *cur = out;
     return 0;
 }
 

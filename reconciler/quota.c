@@ -102,6 +102,25 @@ static int container_requests(const json_t *c, struct rc_res *out, char *err, si
     return 0;
 }
 
+/* Container c's requests into out: summed (a container), or each the
+ * larger of the two (max: an init container, which runs alone). */
+static int fold_container(const json_t *c, int max, struct rc_res *out, char *err, size_t errlen)
+{
+    struct rc_res one;
+    if (container_requests(c, &one, err, errlen) < 0)
+        return MK_ERR_INVAL;
+    for (int r = 0; r < one.n; r++) {
+        int64_t *s = rc_res_slot(out, one.name[r]);
+        if (!s)
+            return errf(err, errlen, MK_ERR_INVAL, "too many resources");
+        if (!max && add_checked(s, one.milli[r], one.name[r], err, errlen) < 0)
+            return MK_ERR_INVAL;
+        if (max && one.milli[r] > *s)
+            *s = one.milli[r];
+    }
+    return MK_OK;
+}
+
 int rc_pod_requests(const json_t *spec, struct rc_res *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
@@ -109,31 +128,13 @@ int rc_pod_requests(const json_t *spec, struct rc_res *out, char *err, size_t er
     json_t *c;
     json_array_foreach(jx_get(spec, "containers"), i, c)
     {
-        struct rc_res one;
-        if (container_requests(c, &one, err, errlen) < 0)
+        if (fold_container(c, 0, out, err, errlen) < 0)
             return MK_ERR_INVAL;
-        for (int r = 0; r < one.n; r++) {
-            int64_t *s = rc_res_slot(out, one.name[r]);
-            if (!s) {
-                return errf(err, errlen, MK_ERR_INVAL, "too many resources");
-            }
-            if (add_checked(s, one.milli[r], one.name[r], err, errlen) < 0)
-                return MK_ERR_INVAL;
-        }
     }
     json_array_foreach(jx_get(spec, "initContainers"), i, c)
     {
-        struct rc_res one;
-        if (container_requests(c, &one, err, errlen) < 0)
+        if (fold_container(c, 1, out, err, errlen) < 0)
             return MK_ERR_INVAL;
-        for (int r = 0; r < one.n; r++) {
-            int64_t *s = rc_res_slot(out, one.name[r]);
-            if (!s) {
-                return errf(err, errlen, MK_ERR_INVAL, "too many resources");
-            }
-            if (one.milli[r] > *s)
-                *s = one.milli[r];
-        }
     }
     return read_map(jx_get(spec, "overhead"), out, 0, err, errlen);
 }

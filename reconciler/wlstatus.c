@@ -7,6 +7,7 @@
 
 #include "jsonx.h"
 #include "kinds/kinds.h"
+#include "patch.h"
 
 void rc_now_rfc3339(char out[32])
 {
@@ -363,30 +364,6 @@ int rc_admission_patch(const json_t *patch)
     return names;
 }
 
-/* RFC 7386 merge of patch into target (modified in place). 0 or -1 (oom). */
-static int merge_patch(json_t *target, const json_t *patch)
-{
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)patch, key, v)
-    {
-        if (json_is_null(v)) {
-            json_object_del(target, key);
-            continue;
-        }
-        json_t *cur = json_object_get(target, key);
-        if (json_is_object(v) && json_is_object(cur)) {
-            if (merge_patch(cur, v) < 0)
-                return -1;
-            continue;
-        }
-        json_t *c = json_deep_copy(v);
-        if (!c || json_object_set_new(target, key, c) < 0)
-            return -1;
-    }
-    return 0;
-}
-
 static int nonempty(const json_t *v)
 {
     return v && !json_is_null(v) && !(json_is_array(v) && json_array_size(v) == 0);
@@ -414,7 +391,7 @@ json_t *rc_admission_apply(const json_t *wl, const json_t *patch)
                              "name", jx_str(wl, "metadata.name"), "namespace",
                              jx_str(wl, "metadata.namespace"), "uid", jx_str(wl, "metadata.uid"),
                              "resourceVersion", jx_str(wl, "metadata.resourceVersion"));
-    if (!s || !st || !conds || !body || (json_is_object(patch) && merge_patch(s, patch) < 0))
+    if (!s || !st || !conds || !body || (json_is_object(patch) && jp_merge_apply(s, patch) < 0))
         goto fail;
     int rc = copy_member(st, s, "admission");
     json_t *rq = json_object_get(s, "requeueState");

@@ -20,35 +20,52 @@ int wh_metrics_register(struct mt_registry *reg, struct wh_metrics *m)
     static const char *const code_l[] = {"code", NULL};
     static const char *const cl_l[] = {"cluster", NULL};
     static const char *const res_l[] = {"result", NULL};
-    m->requests = mt_counter(reg, "mkueue_webhook_requests_total",
-                             "Admission requests by webhook (mutate, validate), kind, operation "
-                             "and decision (allowed, patched, denied).",
-                             req_l);
-    m->duration =
-        mt_histogram(reg, "mkueue_webhook_request_duration_seconds",
-                     "Time to decide an admission request, from the full body to the "
-                     "encoded answer.",
-                     wh_l, latency_buckets, sizeof(latency_buckets) / sizeof(latency_buckets[0]));
-    m->denials = mt_counter(reg, "mkueue_webhook_denials_total",
-                            "Denied admission requests by kind and reason.", den_l);
-    m->bad = mt_counter(reg, "mkueue_webhook_bad_requests_total",
-                        "HTTP requests refused before a decision (400 malformed review, 404, "
-                        "405, 413, 415, 429 over the memory budget), by status code.",
-                        code_l);
-    m->in_flight = mt_gauge(reg, "mkueue_webhook_requests_in_flight",
-                            "Admission requests being read or decided.", NULL);
-    m->synced = mt_gauge(reg, "mkueue_webhook_cache_synced",
-                         "1 when the caches of a cluster are synced (\"manager\", or the worker's "
-                         "MultiKueueCluster name), else 0.",
-                         cl_l);
-    m->cert_expiry = mt_gauge(reg, "mkueue_webhook_serving_cert_expiry_seconds",
-                              "Seconds until the serving certificate in use expires.", NULL);
-    m->cert_reloads = mt_counter(reg, "mkueue_webhook_serving_cert_reloads_total",
-                                 "Serving certificate (re)loads by result (ok, error).", res_l);
-    return m->requests && m->duration && m->denials && m->bad && m->in_flight && m->synced &&
-                   m->cert_expiry && m->cert_reloads
-               ? 0
-               : -1;
+    const struct mt_def defs[] = {
+        {.out = &m->requests,
+         .type = MT_COUNTER,
+         .name = "mkueue_webhook_requests_total",
+         .help = "Admission requests by webhook (mutate, validate), kind, operation and decision "
+                 "(allowed, patched, denied).",
+         .labels = req_l},
+        {.out = &m->duration,
+         .type = MT_HISTOGRAM,
+         .name = "mkueue_webhook_request_duration_seconds",
+         .help = "Time to decide an admission request, from the full body to the encoded answer.",
+         .labels = wh_l,
+         .buckets = latency_buckets,
+         .nbuckets = sizeof(latency_buckets) / sizeof(latency_buckets[0])},
+        {.out = &m->denials,
+         .type = MT_COUNTER,
+         .name = "mkueue_webhook_denials_total",
+         .help = "Denied admission requests by kind and reason.",
+         .labels = den_l},
+        {.out = &m->bad,
+         .type = MT_COUNTER,
+         .name = "mkueue_webhook_bad_requests_total",
+         .help = "HTTP requests refused before a decision (400 malformed review, 404, 405, 413, "
+                 "415, 429 over the memory budget), by status code.",
+         .labels = code_l},
+        {.out = &m->in_flight,
+         .type = MT_GAUGE,
+         .name = "mkueue_webhook_requests_in_flight",
+         .help = "Admission requests being read or decided."},
+        {.out = &m->synced,
+         .type = MT_GAUGE,
+         .name = "mkueue_webhook_cache_synced",
+         .help = "1 when the caches of a cluster are synced (\"manager\", or the worker's "
+                 "MultiKueueCluster name), else 0.",
+         .labels = cl_l},
+        {.out = &m->cert_expiry,
+         .type = MT_GAUGE,
+         .name = "mkueue_webhook_serving_cert_expiry_seconds",
+         .help = "Seconds until the serving certificate in use expires."},
+        {.out = &m->cert_reloads,
+         .type = MT_COUNTER,
+         .name = "mkueue_webhook_serving_cert_reloads_total",
+         .help = "Serving certificate (re)loads by result (ok, error).",
+         .labels = res_l},
+    };
+    return mt_register(reg, defs, sizeof(defs) / sizeof(defs[0]));
 }
 
 int wh_admission_path(const char *path, int *mutate, const struct mk_kind **kind)

@@ -6,13 +6,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <curl/curl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "buf.h"
 #include "httpd.h"
+#include "tests/support/test_http.h"
 
 static void test_split_addr(void **state)
 {
@@ -90,30 +90,6 @@ static void notify(void *cls, struct MHD_Connection *conn, void **socket_context
     (void)cls, (void)conn, (void)socket_context, (void)code;
 }
 
-static size_t collect(char *p, size_t s, size_t n, void *ud)
-{
-    buf_append(ud, p, s * n);
-    return s * n;
-}
-
-static long get(int port, const char *path, struct buf *body, char *allow, size_t allowlen)
-{
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
-    CURL *c = curl_easy_init();
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-    long code = 0;
-    if (curl_easy_perform(c) == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-    struct curl_header *h;
-    if (allow && curl_easy_header(c, "Allow", 0, CURLH_HEADER, -1, &h) == CURLHE_OK)
-        snprintf(allow, allowlen, "%s", h->value);
-    curl_easy_cleanup(c);
-    return code;
-}
-
 /* Every option at once fits the array (the webhook's server once wrote past
  * a hand-counted one), and the replies carry their whole bodies. */
 static void test_serve_with_every_option(void **state)
@@ -141,13 +117,13 @@ static void test_serve_with_every_option(void **state)
     struct buf b;
     buf_init(&b, BUF_CAP_REPLY);
     char allow[32] = "";
-    assert_int_equal(get(port, "/str", &b, NULL, 0), 200);
+    assert_int_equal(th_http_get(port, "/str", &b, NULL, 0), 200);
     assert_string_equal(buf_cstr(&b), "counted here\n");
     buf_reset(&b);
-    assert_int_equal(get(port, "/buf", &b, NULL, 0), 201);
+    assert_int_equal(th_http_get(port, "/buf", &b, NULL, 0), 201);
     assert_string_equal(buf_cstr(&b), "from a buffer");
     buf_reset(&b);
-    assert_int_equal(get(port, "/allow", &b, allow, sizeof(allow)), 405);
+    assert_int_equal(th_http_get(port, "/allow", &b, allow, sizeof(allow)), 405);
     assert_string_equal(allow, "GET");
     buf_free(&b);
     MHD_stop_daemon(d);

@@ -327,6 +327,46 @@ static void test_cardinality_cap(void **state)
     mt_registry_free(reg);
 }
 
+/* A table registers each family with its type, and says when one failed
+ * without keeping the others from registering. */
+static void test_register_table(void **state)
+{
+    (void)state;
+    struct mt_registry *reg = mt_registry_new();
+    assert_non_null(reg);
+    static const char *const l[] = {"op", NULL};
+    static const double b[] = {1, 2};
+    struct mt_family *c = NULL, *g = NULL, *h = NULL, *bad = NULL;
+    const struct mt_def ok[] = {
+        {&c, MT_COUNTER, "t_total", "C.", l, NULL, 0},
+        {&g, MT_GAUGE, "t_gauge", "G.", NULL, NULL, 0},
+        {&h, MT_HISTOGRAM, "t_seconds", "H.", l, b, 2},
+    };
+    assert_int_equal(mt_register(reg, ok, 3), 0);
+    assert_non_null(c);
+    assert_non_null(g);
+    assert_non_null(h);
+    const char *const v[] = {"x"};
+    assert_int_equal(mt_inc(c, v, 1), 0);
+    assert_int_equal(mt_set(g, NULL, 3), 0);
+    assert_int_equal(mt_observe(h, v, 1.5), 0);
+    assert_int_equal(mt_inc(g, NULL, 1), -1); /* a gauge, not a counter */
+    char *out = render(reg);
+    assert_non_null(strstr(out, "# TYPE t_total counter\nt_total{op=\"x\"} 1\n"));
+    assert_non_null(strstr(out, "# TYPE t_gauge gauge\nt_gauge 3\n"));
+    assert_non_null(strstr(out, "t_seconds_bucket{op=\"x\",le=\"2\"} 1\n"));
+    free(out);
+    struct mt_family *after = NULL;
+    const struct mt_def mixed[] = {
+        {&bad, MT_COUNTER, "1bad", "Invalid name.", NULL, NULL, 0},
+        {&after, MT_GAUGE, "t_after", "Still registered.", NULL, NULL, 0},
+    };
+    assert_int_equal(mt_register(reg, mixed, 2), -1);
+    assert_null(bad);
+    assert_non_null(after);
+    mt_registry_free(reg);
+}
+
 static void test_format_value(void **state)
 {
     (void)state;
@@ -364,7 +404,7 @@ int main(void)
         cmocka_unit_test(test_escaping),     cmocka_unit_test(test_histogram_cumulative),
         cmocka_unit_test(test_concurrent),   cmocka_unit_test(test_invalid_names),
         cmocka_unit_test(test_wrong_use),    cmocka_unit_test(test_cardinality_cap),
-        cmocka_unit_test(test_format_value),
+        cmocka_unit_test(test_format_value), cmocka_unit_test(test_register_table),
     };
     return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }

@@ -302,7 +302,7 @@ spec: {queueName: team-a}
 YAML
 }
 
-# kind apiVersion managedBy-path (as in docs/multikueue-reference.md section 4)
+# kind apiVersion managedBy-path (as in docs/multikueue-compat.md section 4)
 JOB_KINDS='JobSet jobset.x-k8s.io/v1alpha2 spec.managedBy
 PyTorchJob kubeflow.org/v1 spec.runPolicy.managedBy
 TFJob kubeflow.org/v1 spec.runPolicy.managedBy

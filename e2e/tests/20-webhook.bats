@@ -10,49 +10,21 @@
 
 load helpers
 
-WH_PORT=${MKUEUE_WEBHOOK_PORT:-16446}
-WH_MPORT=${MKUEUE_WEBHOOK_METRICS_PORT:-16447}
 WH_LOG() { cat "$MKUEUE_E2E_DIR/logs/mkueue-webhook.log"; }
 metrics() { curl -sf "http://127.0.0.1:$WH_MPORT/metrics"; }
 # requests the webhook has answered so far
 answered() { metrics | awk '/^mkueue_webhook_requests_total/ {n += $2} END {print n + 0}'; }
 
 # The webhooks, for jobs and JobSets, on the per-kind paths. kube-system and
-# mkueue's namespace are excluded by name (invariant 11).
+# mkueue's namespace are excluded by name (invariant 15).
 register() {
-    local ca
-    ca=$(base64 -w0 <"$MKUEUE_E2E_DIR/webhook-certs/ca.crt")
-    local kinds=("batch v1 jobs job" "jobset.x-k8s.io v1alpha2 jobsets jobset")
+    local kind name
     for kind in Mutating Validating; do
-        local verb=mutate
-        [ $kind = Validating ] && verb=validate
-        {
-            echo "apiVersion: admissionregistration.k8s.io/v1"
-            echo "kind: ${kind}WebhookConfiguration"
-            echo "metadata: {name: mkueue-e2e-$verb}"
-            echo "webhooks:"
-            for k in "${kinds[@]}"; do
-                read -r group version resource kind1 <<<"$k"
-                cat <<YAML
-- name: $verb-$kind1.mkueue.x-k8s.io
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  failurePolicy: Fail
-  timeoutSeconds: 10
-  clientConfig:
-    url: https://127.0.0.1:$WH_PORT/$verb-${group//./-}-$version-$kind1
-    caBundle: $ca
-  namespaceSelector:
-    matchExpressions:
-    - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, mkueue-system]}
-  rules:
-  - apiGroups: ["$group"]
-    apiVersions: ["$version"]
-    resources: ["$resource"]
-    operations: [CREATE, UPDATE]
-YAML
-            done
-        } | km apply -f - >/dev/null
+        name=mkueue-e2e-mutate
+        [ $kind = Validating ] && name=mkueue-e2e-validate
+        register_webhooks $kind $name "$MKUEUE_E2E_DIR/webhook-certs" \
+            "$WH_NS_SELECTOR" "" "batch v1 jobs job CREATE,UPDATE" \
+            "jobset.x-k8s.io v1alpha2 jobsets jobset CREATE,UPDATE"
     done
 }
 
@@ -113,29 +85,8 @@ YAML
 }
 
 setup_file() {
-    local d=$MKUEUE_E2E_DIR/webhook-certs w
-    "$MKUEUE_ROOT/certs/gen.sh" webhook "$d"
-    km apply -f "$MKUEUE_ROOT/e2e/manifests/manager.yaml" >/dev/null
-    kw1 apply -f "$MKUEUE_ROOT/e2e/manifests/worker.yaml" >/dev/null
-    kw2 apply -f "$MKUEUE_ROOT/e2e/manifests/worker.yaml" >/dev/null
-    for w in 1 2; do
-        km -n mkueue-system create secret generic "worker-$w-kubeconfig" \
-            --from-file=kubeconfig="$MKUEUE_E2E_DIR/kubeconfig/worker-$w.yaml" \
-            --dry-run=client -o yaml | km apply -f - >/dev/null
-    done
-    # the label the selector matches (set by Kubernetes itself; kept explicit)
-    km label ns kube-system kubernetes.io/metadata.name=kube-system --overwrite >/dev/null
-    km label ns mkueue-system kubernetes.io/metadata.name=mkueue-system --overwrite >/dev/null
-
-    start_component mkueue-webhook "$BIN/mkueue-webhook" \
-        --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" --namespace mkueue-system \
-        --cert-dir "$d" --bind-address 127.0.0.1 --port "$WH_PORT" \
-        --metrics-bind-address 127.0.0.1 --metrics-port "$WH_MPORT"
-    eventually 30 curl -sf "http://127.0.0.1:$WH_MPORT/readyz" >/dev/null
-    for w in worker-1 worker-2; do
-        eventually 30 bash -c "curl -sf http://127.0.0.1:$WH_MPORT/metrics |
-            grep -qx 'mkueue_webhook_cache_synced{cluster=\"$w\"} 1'"
-    done
+    bed_queues
+    wh_start mkueue-webhook "$MKUEUE_E2E_DIR/webhook-certs"
     register
     # the apiserver picks the configurations up asynchronously
     PROBE=wh-probe-$RANDOM

@@ -67,8 +67,10 @@ teardown() {
 }
 
 @test "job status is synced while running and at the end; completion removes remote objects" {
-    # the finished Job must outlive the checks of its Workload below, even on a loaded machine
-    RC_TTL=60 rc_job "$NS" run
+    # a TTL longer than the scenario: the finished Workload must still be
+    # there to be read (with 5 s the job and then its Workload could be gone
+    # before a loaded machine looked)
+    RC_TTL=300 rc_job "$NS" run
     eventually 20 is_ready "$NS" run
     c=$(rc_cluster_of "$NS" run)
     eventually 20 is_eq 1 jp manager -n "$NS" job run -o jsonpath='{.status.active}'
@@ -83,8 +85,9 @@ teardown() {
     [ "$(rc_wl "$NS" run '{.status.conditions[?(@.type=="Finished")].reason}')" = Succeeded ]
     eventually 20 no_remote_objects "$NS"
     eventually 20 is_eq "" k "$c" -n "$NS" get pods -o name
-    # the finished Workload no longer holds our finalizer
-    [ -z "$(rc_wl "$NS" run '{.metadata.finalizers}')" ]
+    # the finished Workload (still there) no longer holds our finalizer
+    eventually 20 is_eq "" rc_wl "$NS" run '{.metadata.finalizers}'
+    [ -n "$(rc_wl_name "$NS" run)" ]
 }
 
 @test "deleting the manager job removes the remote job and its pods" {

@@ -7,57 +7,12 @@
 
 load helpers
 
-WH_PORT=${MKUEUE_WEBHOOK_PORT:-16446}
-WH_MPORT=${MKUEUE_WEBHOOK_METRICS_PORT:-16447}
-
 setup_file() {
-    local d=$MKUEUE_E2E_DIR/webhook-certs w ca
-    "$MKUEUE_ROOT/certs/gen.sh" webhook "$d"
-    km apply -f "$MKUEUE_ROOT/e2e/manifests/manager.yaml" >/dev/null
-    kw1 apply -f "$MKUEUE_ROOT/e2e/manifests/worker.yaml" >/dev/null
-    kw2 apply -f "$MKUEUE_ROOT/e2e/manifests/worker.yaml" >/dev/null
-    for w in 1 2; do
-        km -n mkueue-system create secret generic "worker-$w-kubeconfig" \
-            --from-file=kubeconfig="$MKUEUE_E2E_DIR/kubeconfig/worker-$w.yaml" \
-            --dry-run=client -o yaml | km apply -f - >/dev/null
-    done
-    km label ns kube-system kubernetes.io/metadata.name=kube-system --overwrite >/dev/null
-    km label ns mkueue-system kubernetes.io/metadata.name=mkueue-system --overwrite >/dev/null
-    start_component mkueue-webhook-pf "$BIN/mkueue-webhook" \
-        --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" --namespace mkueue-system \
-        --cert-dir "$d" --bind-address 127.0.0.1 --port "$WH_PORT" \
-        --metrics-bind-address 127.0.0.1 --metrics-port "$WH_MPORT"
-    eventually 30 curl -sf "http://127.0.0.1:$WH_MPORT/readyz" >/dev/null
-    for w in worker-1 worker-2; do
-        eventually 30 bash -c "curl -sf http://127.0.0.1:$WH_MPORT/metrics |
-            grep -qx 'mkueue_webhook_cache_synced{cluster=\"$w\"} 1'"
-    done
-    ca=$(base64 -w0 <"$d/ca.crt")
-    km apply -f - >/dev/null <<YAML
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: mkueue-e2e-preflight}
-webhooks:
-- name: validate-job.mkueue.x-k8s.io
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  failurePolicy: Fail
-  timeoutSeconds: 10
-  clientConfig:
-    url: https://127.0.0.1:$WH_PORT/validate-batch-v1-job
-    caBundle: $ca
-  namespaceSelector:
-    matchExpressions:
-    - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, mkueue-system]}
-  objectSelector:
-    matchExpressions:
-    - {key: kueue.x-k8s.io/queue-name, operator: Exists}
-  rules:
-  - apiGroups: [batch]
-    apiVersions: [v1]
-    resources: [jobs]
-    operations: [CREATE, UPDATE]
-YAML
+    bed_queues
+    wh_start mkueue-webhook-pf "$MKUEUE_E2E_DIR/webhook-certs"
+    register_webhooks Validating mkueue-e2e-preflight "$MKUEUE_E2E_DIR/webhook-certs" \
+        "$WH_NS_SELECTOR" '{matchExpressions: [{key: kueue.x-k8s.io/queue-name, operator: Exists}]}' \
+        "batch v1 jobs job CREATE,UPDATE"
 }
 
 teardown_file() {
@@ -67,22 +22,12 @@ teardown_file() {
 
 setup() {
     NS=$(fresh_ns pf)
-    local c
-    for c in manager worker-1 worker-2; do
-        k "$c" create ns "$NS" >/dev/null
-        k "$c" apply -f - >/dev/null <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {namespace: $NS, name: team-a}
-spec: {clusterQueue: team-a-cq}
-YAML
-    done
+    bed_ns "$NS"
 }
 
 teardown() {
     teardown_common
-    local c
-    for c in manager worker-1 worker-2; do k "$c" delete ns "$NS" --wait=false >/dev/null 2>&1 || true; done
+    bed_ns_delete "$NS"
 }
 
 job() {

@@ -17,65 +17,14 @@ load helpers
 load reconciler
 
 PORT=$((RC_METRICS_BASE + 45))
-WH_PORT=${MKUEUE_WEBHOOK_PORT:-16446}
-WH_MPORT=${MKUEUE_WEBHOOK_METRICS_PORT:-16447}
-
-# The mutating webhooks for pods and Deployments, as the chart registers them.
-register_pods() {
-    local ca
-    ca=$(base64 -w0 <"$MKUEUE_E2E_DIR/webhook-certs-pods/ca.crt")
-    km apply -f - >/dev/null <<YAML
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata: {name: mkueue-e2e-pods}
-webhooks:
-- name: mutate-pod.mkueue.x-k8s.io
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  failurePolicy: Fail
-  timeoutSeconds: 10
-  clientConfig:
-    url: https://127.0.0.1:$WH_PORT/mutate--v1-pod
-    caBundle: $ca
-  namespaceSelector:
-    matchLabels: {kueue.x-k8s.io/managed-namespace: "true"}
-  rules:
-  - apiGroups: [""]
-    apiVersions: [v1]
-    resources: [pods]
-    operations: [CREATE]
-- name: mutate-deployment.mkueue.x-k8s.io
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  failurePolicy: Fail
-  timeoutSeconds: 10
-  clientConfig:
-    url: https://127.0.0.1:$WH_PORT/mutate-apps-v1-deployment
-    caBundle: $ca
-  namespaceSelector:
-    matchLabels: {kueue.x-k8s.io/managed-namespace: "true"}
-  rules:
-  - apiGroups: [apps]
-    apiVersions: [v1]
-    resources: [deployments]
-    operations: [CREATE, UPDATE]
-YAML
-}
 
 setup_file() {
     rc_bed_setup
-    local d=$MKUEUE_E2E_DIR/webhook-certs-pods w
-    "$MKUEUE_ROOT/certs/gen.sh" webhook "$d" >/dev/null
-    start_component mkueue-webhook-pods "$BIN/mkueue-webhook" \
-        --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" --namespace mkueue-system \
-        --cert-dir "$d" --bind-address 127.0.0.1 --port "$WH_PORT" \
-        --metrics-bind-address 127.0.0.1 --metrics-port "$WH_MPORT"
-    eventually 30 curl -sf "http://127.0.0.1:$WH_MPORT/readyz" -o /dev/null
-    for w in worker-1 worker-2; do
-        eventually 30 bash -c "curl -sf http://127.0.0.1:$WH_MPORT/metrics |
-            grep -qx 'mkueue_webhook_cache_synced{cluster=\"$w\"} 1'"
-    done
-    register_pods
+    wh_start mkueue-webhook-pods "$MKUEUE_E2E_DIR/webhook-certs-pods"
+    # the mutating webhooks for pods and Deployments, as the chart registers them
+    register_webhooks Mutating mkueue-e2e-pods "$MKUEUE_E2E_DIR/webhook-certs-pods" \
+        '{matchLabels: {kueue.x-k8s.io/managed-namespace: "true"}}' "" \
+        "core v1 pods pod CREATE" "apps v1 deployments deployment CREATE,UPDATE"
     rc_start rc-pods "$PORT" --leader-elect=false --gc-interval 5s
 }
 

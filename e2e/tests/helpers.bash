@@ -86,3 +86,110 @@ eq() { [ "$1" = "$2" ] || { echo "want '$1', got '$2'" >&2; return 1; }; }
 
 # is_eq WANT CMD...: CMD prints WANT (for `eventually`).
 is_eq() { [ "$("${@:2}")" = "$1" ]; }
+
+# ---- the bed's queues, and mkueue-webhook on it (20, 393, 45) ----------------
+
+# bed_queues: the queues and credentials of the default bed: the manager gets
+# e2e/manifests/manager.yaml (ClusterQueue team-a-cq -> AdmissionCheck
+# multikueue-ac -> MultiKueueConfig -> worker-1, worker-2 through Secrets in
+# mkueue-system), the workers worker.yaml.
+bed_queues() {
+    kw1 apply -f "$MKUEUE_ROOT/e2e/manifests/worker.yaml" >/dev/null
+    kw2 apply -f "$MKUEUE_ROOT/e2e/manifests/worker.yaml" >/dev/null
+    km apply -f "$MKUEUE_ROOT/e2e/manifests/manager.yaml" >/dev/null
+    local i
+    for i in 1 2; do bed_secret worker-$i "$MKUEUE_E2E_DIR/kubeconfig/worker-$i.yaml"; done
+}
+
+# bed_secret CLUSTER KUBECONFIG-FILE: (re)writes the cluster's kubeconfig Secret.
+bed_secret() {
+    km -n mkueue-system create secret generic "$1-kubeconfig" --from-file=kubeconfig="$2" \
+        --dry-run=client -o yaml | km apply -f - >/dev/null
+}
+
+# bed_ns NAME: a namespace with LocalQueue team-a (-> team-a-cq) on the
+# manager and both workers; bed_ns_delete NAME removes it everywhere.
+bed_ns() {
+    local c
+    for c in manager worker-1 worker-2; do
+        k "$c" create ns "$1" >/dev/null
+        k "$c" apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: $1, name: team-a}
+spec: {clusterQueue: team-a-cq}
+YAML
+    done
+}
+
+bed_ns_delete() {
+    local c
+    for c in manager worker-1 worker-2; do k "$c" delete ns "$1" --wait=false >/dev/null 2>&1 || true; done
+}
+
+WH_PORT=${MKUEUE_WEBHOOK_PORT:-16446}
+WH_MPORT=${MKUEUE_WEBHOOK_METRICS_PORT:-16447}
+# the namespaces the chart's webhooks leave out, by name (invariant 15)
+WH_NS_SELECTOR='{matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, mkueue-system]}]}'
+
+# wh_start NAME CERTS: a certificate from certs/gen.sh into the folder CERTS,
+# and mkueue-webhook as component NAME on WH_PORT (metrics WH_MPORT) against
+# the manager, once ready and synced with both workers. Call bed_queues first.
+wh_start() {
+    local name=$1 d=$2 w
+    "$MKUEUE_ROOT/certs/gen.sh" webhook "$d" >/dev/null
+    # the label WH_NS_SELECTOR matches (set by Kubernetes itself; kept explicit)
+    km label ns kube-system kubernetes.io/metadata.name=kube-system --overwrite >/dev/null
+    km label ns mkueue-system kubernetes.io/metadata.name=mkueue-system --overwrite >/dev/null
+    start_component "$name" "$BIN/mkueue-webhook" \
+        --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" --namespace mkueue-system \
+        --cert-dir "$d" --bind-address 127.0.0.1 --port "$WH_PORT" \
+        --metrics-bind-address 127.0.0.1 --metrics-port "$WH_MPORT"
+    eventually 30 curl -sf "http://127.0.0.1:$WH_MPORT/readyz" -o /dev/null
+    for w in worker-1 worker-2; do
+        eventually 30 bash -c "curl -sf http://127.0.0.1:$WH_MPORT/metrics |
+            grep -qx 'mkueue_webhook_cache_synced{cluster=\"$w\"} 1'"
+    done
+}
+
+# register_webhooks KIND NAME CERTS NS-SELECTOR OBJECT-SELECTOR HOOK...: a KIND
+# (Mutating or Validating) WebhookConfiguration NAME calling the webhook on
+# WH_PORT (trusting the CA in CERTS), as the chart registers one. Each HOOK is
+# "GROUP VERSION RESOURCE KIND OPERATIONS" (GROUP core for "", OPERATIONS
+# comma-separated): webhook <verb>-<kind>.mkueue.x-k8s.io at the webhook's
+# per-kind path /<verb>-<group, dots as dashes>-<version>-<kind>. The
+# selectors are flow YAML, "" for none.
+register_webhooks() {
+    local kind=$1 name=$2 ca verb=mutate h group version resource k ops
+    ca=$(base64 -w0 <"$3/ca.crt")
+    [ "$kind" = Validating ] && verb=validate
+    local nssel=$4 objsel=$5
+    shift 5
+    {
+        echo "apiVersion: admissionregistration.k8s.io/v1"
+        echo "kind: ${kind}WebhookConfiguration"
+        echo "metadata: {name: $name}"
+        echo "webhooks:"
+        for h in "$@"; do
+            read -r group version resource k ops <<<"$h"
+            [ "$group" = core ] && group=
+            cat <<YAML
+- name: $verb-$k.mkueue.x-k8s.io
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 10
+  clientConfig:
+    url: https://127.0.0.1:$WH_PORT/$verb-${group//./-}-$version-$k
+    caBundle: $ca
+  rules:
+  - apiGroups: ["$group"]
+    apiVersions: ["$version"]
+    resources: ["$resource"]
+    operations: [${ops//,/, }]
+YAML
+            [ -z "$nssel" ] || echo "  namespaceSelector: $nssel"
+            [ -z "$objsel" ] || echo "  objectSelector: $objsel"
+        done
+    } | km apply -f - >/dev/null
+}

@@ -7,20 +7,11 @@
 RC_BIN="$BIN/mkueue-reconciler"
 RC_METRICS_BASE=${RC_METRICS_BASE:-18300}
 
-# rc_bed_setup: the queues and credentials every reconciler scenario uses.
-rc_bed_setup() {
-    kw1 apply -f "$MKUEUE_ROOT/e2e/manifests/worker.yaml" >/dev/null
-    kw2 apply -f "$MKUEUE_ROOT/e2e/manifests/worker.yaml" >/dev/null
-    km apply -f "$MKUEUE_ROOT/e2e/manifests/manager.yaml" >/dev/null
-    local i
-    for i in 1 2; do rc_secret worker-$i "$MKUEUE_E2E_DIR/kubeconfig/worker-$i.yaml"; done
-}
-
-# rc_secret CLUSTER KUBECONFIG-FILE: (re)writes the cluster's kubeconfig Secret.
-rc_secret() {
-    km -n mkueue-system create secret generic "$1-kubeconfig" --from-file=kubeconfig="$2" \
-        --dry-run=client -o yaml | km apply -f - >/dev/null
-}
+# rc_bed_setup: the queues and credentials every reconciler scenario uses
+# (helpers.bash bed_queues); rc_secret CLUSTER KUBECONFIG-FILE rewrites one
+# cluster's kubeconfig Secret.
+rc_bed_setup() { bed_queues; }
+rc_secret() { bed_secret "$@"; }
 
 # rc_start NAME METRICS-PORT [FLAGS...]: runs a reconciler against the manager.
 rc_start() {
@@ -41,30 +32,16 @@ rc_secret_dead() {
 # mkc_active CLUSTER: the MultiKueueCluster's Active status (True/False).
 mkc_active() { jp manager mkc "$1" -o jsonpath='{.status.conditions[?(@.type=="Active")].status}'; }
 
-# rc_ns NAME: a namespace with LocalQueue team-a on the manager and both workers.
-rc_ns() {
-    local c
-    for c in manager worker-1 worker-2; do
-        k "$c" create ns "$1" >/dev/null
-        k "$c" apply -f - >/dev/null <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {namespace: $1, name: team-a}
-spec: {clusterQueue: team-a-cq}
-YAML
-    done
-}
-
-rc_ns_delete() {
-    local c
-    for c in manager worker-1 worker-2; do k "$c" delete ns "$1" --wait=false >/dev/null 2>&1 || true; done
-}
+# rc_ns NAME: a namespace with LocalQueue team-a on the manager and both
+# workers (helpers.bash bed_ns); rc_ns_delete NAME removes it everywhere.
+rc_ns() { bed_ns "$1"; }
+rc_ns_delete() { bed_ns_delete "$1"; }
 
 # rc_job NS NAME [CPU]: a Job for queue team-a (or RC_QUEUE) on the manager, as the webhook
 # leaves it (managedBy MultiKueue, suspended). Its pod runs
 # until the scenario ends it (rc_finish_pod), or as RC_RESULT says
-# (Succeeded, Failed: KWOK ends it after RC_DURATION, default 1s). The manager
-# deletes it RC_TTL seconds (default 5) after it finished.
+# (Succeeded, Failed: KWOK ends it after RC_DURATION, default 1s). The manager's
+# TTL controller deletes it RC_TTL seconds (default 5) after it finished.
 rc_job() {
     km apply -f - >/dev/null <<YAML
 apiVersion: batch/v1

@@ -12,11 +12,12 @@
 #include "../wlstatus.h"
 #include "jsonx.h"
 #include "kinds/adapters.h"
+#include "support/rc_fixture.h"
 
 #define T0  "2024-01-01T00:00:00Z"
 #define T1  "2024-01-01T00:00:01Z"
 #define T2  "2024-01-01T00:00:02Z"
-#define NOW "2024-01-01T01:00:00Z"
+#define NOW RCF_NOW
 
 static void set_cond(json_t *obj, const char *type, const char *status, const char *reason,
                      const char *msg, const char *t)
@@ -60,57 +61,7 @@ static json_t *remote_wl(const json_t *mgr, const char *admitted_at)
     return r;
 }
 
-static json_t *local_job(int suspended)
-{
-    return json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:b,s:s}}", "apiVersion", "batch/v1", "kind",
-                     "Job", "metadata", "name", "a", "namespace", "ns", "uid", "job-uid", "spec",
-                     "suspend", suspended, "managedBy", MK_MANAGED_BY);
-}
-
-struct fixture {
-    struct rc_obs o;
-    struct rc_remote r[2];
-    json_t *nominated;
-    struct rc_plan plan;
-};
-
-static void setup_obs(struct fixture *f, json_t *wl)
-{
-    memset(f, 0, sizeof(*f));
-    f->o.wl = wl;
-    f->o.check = "mk";
-    f->o.kind = &mk_kind_job;
-    f->o.owner_gvk = "batch/v1, Kind=Job";
-    f->o.job = local_job(0);
-    f->o.managed = 1;
-    f->o.managed_by_honoured = 1;
-    f->o.remotes = f->r;
-    f->o.nremotes = 2;
-    f->r[0] = (struct rc_remote){.cluster = "worker-1", .in_config = 1, .available = 1};
-    f->r[1] = (struct rc_remote){.cluster = "worker-2", .in_config = 1, .available = 1};
-    f->nominated = json_pack("[s,s]", "worker-1", "worker-2");
-    f->o.nominated = f->nominated;
-    f->o.dispatcher_writes = 1;
-    f->o.dispatcher_requeue_ms = -1;
-    f->o.mode = RC_MODE_STANDALONE;
-    f->o.worker_lost_timeout_ms = 20000;
-    f->o.resync_ms = 300000;
-    f->o.now = NOW;
-}
-
-static void teardown_obs(struct fixture *f)
-{
-    rc_plan_clear(&f->plan);
-    for (int i = 0; i < 2; i++) {
-        json_decref(f->r[i].wl);
-        json_decref(f->r[i].job);
-    }
-    json_decref(f->o.wl);
-    json_decref(f->o.job);
-    json_decref(f->nominated);
-}
-
-static void decide(struct fixture *f)
+static void decide(struct rc_fixture *f)
 {
     rc_plan_clear(&f->plan);
     rc_decide(&f->o, &f->plan);
@@ -159,8 +110,8 @@ static json_t *patched(const struct rc_act *a)
 static void test_nominate_all_at_once(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
     f.r[1].available = 0; /* not nominated by the dispatcher in real life either */
     json_decref(f.nominated);
     f.o.nominated = f.nominated = json_pack("[s]", "worker-1");
@@ -172,14 +123,14 @@ static void test_nominate_all_at_once(void **state)
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 1);
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_CREATE_REMOTE_WL)->cluster, 0);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_JOB), 0);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_no_copies_without_quota(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Pending", NULL, 0));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Pending", NULL, 0));
     decide(&f);
     assert_string_equal(f.plan.step, "no-reservation");
     assert_int_equal(f.plan.n, 0);
@@ -188,14 +139,14 @@ static void test_no_copies_without_quota(void **state)
     decide(&f);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 1);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 0);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_nominate_removes_unnominated_copies(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
     jx_set(f.o.wl, "status.nominatedClusterNames", json_pack("[s]", "worker-2"));
     json_decref(f.nominated);
     f.o.nominated = f.nominated = json_pack("[s]", "worker-2");
@@ -206,7 +157,7 @@ static void test_nominate_removes_unnominated_copies(void **state)
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 1);
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_REMOVE_REMOTE)->cluster, 0);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 0);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 /* One failing worker does not keep the others' part of a plan from
@@ -214,9 +165,9 @@ static void test_nominate_removes_unnominated_copies(void **state)
 static void test_a_failing_cluster_stops_only_its_part(void **state)
 {
     (void)state;
-    struct fixture f;
+    struct rc_fixture f;
     /* nominate: worker-1 (0) fails, worker-2 (1) still gets its copy */
-    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
     decide(&f);
     assert_string_equal(f.plan.step, "nominate");
     assert_int_equal(ran(&f.plan, 0, RC_ACT_CREATE_REMOTE_WL, 1), 1);
@@ -232,10 +183,10 @@ static void test_a_failing_cluster_stops_only_its_part(void **state)
     assert_int_equal(ran(&f.plan, 1, RC_ACT_WL_STATUS, -1), 1);
     assert_int_equal(ran(&f.plan, 1, RC_ACT_COUNT_ADMITTED, -1), 0);
     assert_int_equal(ran(&f.plan, 1, RC_ACT_REMOVE_REMOTE, -1), 0);
-    teardown_obs(&f);
+    rcf_teardown(&f);
     /* the recorded cluster reachable without a copy: its removal fails, so
      * no Retry (a new copy only once the old one is known gone) */
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     f.r[0].job =
         json_pack("{s:{s:s,s:s,s:s}}", "metadata", "name", "a", "namespace", "ns", "uid", "u");
     decide(&f);
@@ -243,14 +194,14 @@ static void test_a_failing_cluster_stops_only_its_part(void **state)
     assert_int_equal(ran(&f.plan, 0, RC_ACT_WL_STATUS, -1), 0);
     assert_int_equal(ran(&f.plan, 0, RC_ACT_EVENT, -1), 0);
     assert_int_equal(ran(&f.plan, 1, RC_ACT_WL_STATUS, -1), 1);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_first_admitted_wins_and_order_is_safe(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
     f.r[0].wl = remote_wl(f.o.wl, T2);
     f.r[1].wl = remote_wl(f.o.wl, T1); /* earlier */
     decide(&f);
@@ -280,15 +231,15 @@ static void test_first_admitted_wins_and_order_is_safe(void **state)
     assert_string_equal(ev->message, "The workload got reservation on \"worker-2\"");
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_COUNT_ADMITTED)->cluster, 1);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_LOCAL_SUSPEND), 0); /* not suspended */
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_recorded_cluster_decides(void **state)
 {
     (void)state;
-    struct fixture f;
+    struct rc_fixture f;
     /* clusterName persisted (killed before the job was created) */
-    setup_obs(&f, manager_wl("Pending", "worker-1", 1));
+    rcf_setup(&f, manager_wl("Pending", "worker-1", 1));
     f.r[0].wl = remote_wl(f.o.wl, T2);
     f.r[1].wl = remote_wl(f.o.wl, T1); /* earlier, but not the recorded one */
     decide(&f);
@@ -299,31 +250,31 @@ static void test_recorded_cluster_decides(void **state)
     json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
     assert_null(jx_get(doc, "status.clusterName"));
     json_decref(doc);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_steady_state_syncs_only(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     f.r[0].wl = remote_wl(f.o.wl, T1);
-    f.r[0].job = local_job(0);
+    f.r[0].job = rcf_local_job(0);
     decide(&f);
     assert_int_equal(f.plan.n, 1);
     assert_int_equal(f.plan.acts[0].type, RC_ACT_SYNC_JOB_STATUS);
     assert_int_equal(f.plan.acts[0].value, 0);  /* from the cache */
     assert_int_equal(f.plan.requeue_ms, 20000); /* min(workerLostTimeout, resync) */
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_suspended_local_job_is_released(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
     json_decref(f.o.job);
-    f.o.job = local_job(1);
+    f.o.job = rcf_local_job(1);
     f.r[0].wl = remote_wl(f.o.wl, T1);
     decide(&f);
     const struct rc_act *a = rc_plan_find(&f.plan, RC_ACT_LOCAL_SUSPEND);
@@ -335,14 +286,14 @@ static void test_suspended_local_job_is_released(void **state)
     f.o.managed_by_honoured = 0;
     decide(&f);
     assert_null(rc_plan_find(&f.plan, RC_ACT_LOCAL_SUSPEND));
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_lost_worker_waits_then_retries(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     f.r[0].available = 0;
     f.r[0].lost_ms = 5000;
     f.r[0].wl = remote_wl(f.o.wl, T1); /* stale cache content */
@@ -381,7 +332,7 @@ static void test_lost_worker_waits_then_retries(void **state)
     assert_string_equal(jx_str(rc_check_find(doc, "mk"), "state"), "Retry");
     assert_null(jx_get(doc, "status.conditions"));
     json_decref(doc);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 /* A recorded cluster without MultiKueueCluster, or gone from the config:
@@ -389,8 +340,8 @@ static void test_lost_worker_waits_then_retries(void **state)
 static void test_missing_cluster_waits_like_a_lost_one(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     f.r[0].available = 0; /* no MultiKueueCluster: no connection, no cache */
     f.r[0].lost_ms = 0;   /* first seen just now */
     f.r[1].wl = remote_wl(f.o.wl, T1);
@@ -407,7 +358,7 @@ static void test_missing_cluster_waits_like_a_lost_one(void **state)
     f.r[0].available = 1;
     f.r[0].lost_ms = 0;
     f.r[0].wl = remote_wl(f.o.wl, T0);
-    f.r[0].job = local_job(0);
+    f.r[0].job = rcf_local_job(0);
     decide(&f);
     assert_string_equal(f.plan.step, "remote-gone");
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_REMOVE_REMOTE)->cluster, 0);
@@ -415,15 +366,15 @@ static void test_missing_cluster_waits_like_a_lost_one(void **state)
                 index_of(&f.plan, RC_ACT_WL_STATUS, 0));
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_JOB), 0);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_SYNC_JOB_STATUS), 0);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 /* The MultiKueueConfig cannot be read: as in Kueue, nothing at all. */
 static void test_unreadable_group_changes_nothing(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     f.o.nremotes = 0;
     f.o.group_unknown = 1;
     f.o.nominated = NULL;
@@ -435,15 +386,15 @@ static void test_unreadable_group_changes_nothing(void **state)
     decide(&f);
     assert_string_equal(f.plan.step, "group-unknown");
     assert_int_equal(f.plan.n, 0);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 /* Only a Ready check goes through the lost/gone branch (issue 10 item 3). */
 static void test_retry_is_not_rewritten(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Retry", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Retry", "worker-1", 1));
     f.o.mode = RC_MODE_WITH_KUEUE;
     decide(&f); /* worker-1 reachable, no copy: Kueue evicts, nothing to add */
     assert_null(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
@@ -452,7 +403,7 @@ static void test_retry_is_not_rewritten(void **state)
     f.r[0].lost_ms = 60000;
     decide(&f);
     assert_null(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 /* The final status is read from the worker even when the cache does not
@@ -460,8 +411,8 @@ static void test_retry_is_not_rewritten(void **state)
 static void test_final_sync_without_cached_job(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     f.r[0].wl = remote_wl(f.o.wl, T1);
     set_cond(f.r[0].wl, "Finished", "True", "Failed", "BackoffLimitExceeded", T2);
     decide(&f);
@@ -471,7 +422,7 @@ static void test_final_sync_without_cached_job(void **state)
     assert_int_equal(s->value, 1);
     assert_true(index_of(&f.plan, RC_ACT_SYNC_JOB_STATUS, 0) <
                 index_of(&f.plan, RC_ACT_WL_STATUS, 0));
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 /* A finished copy that also differs finishes the Workload (issue 10 item 4),
@@ -480,8 +431,8 @@ static void test_final_sync_without_cached_job(void **state)
 static void test_finished_before_drift_and_read_fresh(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     f.r[0].wl = remote_wl(f.o.wl, T1);
     jx_set(f.r[0].wl, "spec.queueName", json_string("other")); /* drifted */
     set_cond(f.r[0].wl, "Finished", "True", "Succeeded", "Job finished successfully", T2);
@@ -506,36 +457,36 @@ static void test_finished_before_drift_and_read_fresh(void **state)
     decide(&f);
     assert_string_equal(f.plan.step, "remote-evicted");
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_remote_gone_and_no_cluster(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     decide(&f);
     assert_string_equal(f.plan.step, "remote-gone");
     json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
     assert_non_null(strstr(jx_str(rc_cond_find(doc, "Evicted"), "message"),
                            "Reserving remote no longer exists or is not admitted"));
     json_decref(doc);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 
-    setup_obs(&f, manager_wl("Ready", NULL, 1));
+    rcf_setup(&f, manager_wl("Ready", NULL, 1));
     decide(&f);
     assert_string_equal(f.plan.step, "ready-without-cluster");
     assert_string_equal(rc_plan_find(&f.plan, RC_ACT_EVENT)->etype, "Warning");
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_remote_finished(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     f.r[0].wl = remote_wl(f.o.wl, T1);
-    f.r[0].job = local_job(0);
+    f.r[0].job = rcf_local_job(0);
     set_cond(f.r[0].wl, "Finished", "True", "Succeeded", "Job finished successfully", T2);
     decide(&f);
     assert_string_equal(f.plan.step, "remote-finished");
@@ -556,14 +507,14 @@ static void test_remote_finished(void **state)
     assert_string_equal(f.plan.step, "finished");
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 1);
     assert_int_equal(index_of(&f.plan, RC_ACT_REMOVE_FINALIZER, 0), 1);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_out_of_sync_and_stale_copies(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     f.r[0].wl = remote_wl(f.o.wl, T1);
     set_cond(f.r[0].wl, "Finished", "True", "OutOfSync", "changed", T2);
     decide(&f);
@@ -572,27 +523,27 @@ static void test_out_of_sync_and_stale_copies(void **state)
     assert_null(rc_cond_find(doc, "Finished")); /* never finished this way */
     json_decref(doc);
     assert_string_equal(rc_plan_find(&f.plan, RC_ACT_EVENT)->etype, "Warning");
-    teardown_obs(&f);
+    rcf_teardown(&f);
 
     /* a stale finished copy elsewhere does not finish the Workload */
-    setup_obs(&f, manager_wl("Ready", "worker-2", 1));
+    rcf_setup(&f, manager_wl("Ready", "worker-2", 1));
     f.r[0].wl = remote_wl(f.o.wl, T0);
-    f.r[0].job = local_job(0);
+    f.r[0].job = rcf_local_job(0);
     set_cond(f.r[0].wl, "Finished", "True", "Succeeded", "done", T1);
     f.r[1].wl = remote_wl(f.o.wl, T2);
-    f.r[1].job = local_job(0);
+    f.r[1].job = rcf_local_job(0);
     decide(&f);
     assert_string_equal(f.plan.step, "winner");
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_REMOVE_REMOTE)->cluster, 0);
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_SYNC_JOB_STATUS)->cluster, 1);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_remote_evicted(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     f.r[0].wl = remote_wl(f.o.wl, NULL);
     set_cond(f.r[0].wl, "Evicted", "True", "Preempted", "make room", T2);
     decide(&f);
@@ -600,14 +551,14 @@ static void test_remote_evicted(void **state)
     const struct rc_act *ev = rc_plan_find(&f.plan, RC_ACT_EVENT);
     assert_string_equal(ev->message, "Workload evicted on worker cluster: \"worker-1\", resetting "
                                      "for re-admission. Previously: \"Ready\"");
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_spec_drift(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
     f.r[0].wl = remote_wl(f.o.wl, T1);
     jx_set(f.r[0].wl, "spec.priority", json_integer(7));
     f.r[1].wl = remote_wl(f.o.wl, NULL);
@@ -619,7 +570,7 @@ static void test_spec_drift(void **state)
     /* worker-2: real drift -> removed (once: not again as a loser) */
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 1);
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_REMOVE_REMOTE)->cluster, 1);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 #define DRIFT_MSG                                                                                  \
@@ -667,8 +618,8 @@ static const char *check_message(const struct rc_act *a, char *state, size_t len
 static void test_worker_rendering_is_no_drift(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
     with_template(f.o.wl);
     f.r[0].wl = as_worker_stores(f.o.wl, NULL, NULL);
     f.r[1].wl = as_worker_stores(f.o.wl, NULL, NULL);
@@ -683,15 +634,15 @@ static void test_worker_rendering_is_no_drift(void **state)
     decide(&f);
     assert_string_equal(f.plan.step, "winner");
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_CREATE_REMOTE_JOB)->cluster, 1);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_drift_recreated_once_then_reported(void **state)
 {
     (void)state;
-    struct fixture f;
+    struct rc_fixture f;
     char st[32];
-    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
     with_template(f.o.wl);
     jx_set(f.o.wl, "status.nominatedClusterNames", json_deep_copy(f.nominated));
     f.r[0].wl = as_worker_stores(f.o.wl, NULL, "busybox:1.35");
@@ -758,16 +709,16 @@ static void test_drift_recreated_once_then_reported(void **state)
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_DRIFT_MARK), 1);
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_DRIFT_MARK)->value, 0);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_reported_drift_never_evicts(void **state)
 {
     (void)state;
-    struct fixture f;
+    struct rc_fixture f;
     char st[32];
     /* the re-created copy is admitted: it wins; the report waits a pass */
-    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
     with_template(f.o.wl);
     f.r[0].wl = as_worker_stores(f.o.wl, T1, "busybox:1.35");
     f.r[0].drift_uid = "removed-uid";
@@ -784,14 +735,14 @@ static void test_reported_drift_never_evicts(void **state)
             assert_string_equal(st, "Ready");
         }
     assert_int_equal(with_checks, 1);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 
     /* Ready on that cluster: the message changes, the state does not */
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     with_template(f.o.wl);
     f.r[0].wl = as_worker_stores(f.o.wl, T1, "busybox:1.35");
     f.r[0].drift_uid = "removed-uid";
-    f.r[0].job = local_job(0);
+    f.r[0].job = rcf_local_job(0);
     decide(&f);
     assert_string_equal(f.plan.step, "winner");
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
@@ -804,14 +755,14 @@ static void test_reported_drift_never_evicts(void **state)
     assert_null(jx_get(doc, "status.conditions")); /* no eviction */
     assert_string_equal(jx_str(rc_check_find(doc, "mk"), "lastTransitionTime"), T0);
     json_decref(doc);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_rejections(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
     f.o.kind = NULL;
     f.o.owner_gvk = "example.com/v1, Kind=Thing";
     decide(&f);
@@ -865,7 +816,7 @@ static void test_rejections(void **state)
     f.o.mode = RC_MODE_WITH_KUEUE;
     decide(&f);
     assert_int_equal(f.plan.n, 0);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 /* Standalone: a Rejected check (ours or set by anyone) deactivates the
@@ -873,8 +824,8 @@ static void test_rejections(void **state)
 static void test_rejected_deactivates_as_kueue(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Rejected", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Rejected", "worker-1", 1));
     jx_set_new_str(rc_check_find(f.o.wl, "mk"), "message", "no");
     f.r[0].wl = remote_wl(f.o.wl, T1);
     decide(&f);
@@ -923,7 +874,7 @@ static void test_rejected_deactivates_as_kueue(void **state)
     assert_string_equal(jx_str(c, "message"),
                         "Reset to Pending after eviction. Previously: Rejected");
     json_decref(doc);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 /* Standalone eviction (Retry): every check not Pending is reset, as Kueue's
@@ -931,13 +882,13 @@ static void test_rejected_deactivates_as_kueue(void **state)
 static void test_eviction_resets_every_check(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     json_t *other =
         json_pack("{s:s,s:s,s:s,s:s,s:[{s:s}]}", "name", "other", "state", "Ready", "message", "ok",
                   "lastTransitionTime", T0, "podSetUpdates", "name", "main");
     json_array_append_new(jx_get(f.o.wl, "status.admissionChecks"), other);
-    f.r[0].job = local_job(0); /* the copy's job is left, its Workload gone */
+    f.r[0].job = rcf_local_job(0); /* the copy's job is left, its Workload gone */
     decide(&f);
     assert_string_equal(f.plan.step, "remote-gone");
     int sus = index_of(&f.plan, RC_ACT_LOCAL_SUSPEND, 0);
@@ -959,17 +910,17 @@ static void test_eviction_resets_every_check(void **state)
     jx_set(f.o.job, "spec.suspend", json_true());
     decide(&f);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_LOCAL_SUSPEND), 0);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_deletion_cleans_up(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     jx_set_new_str(f.o.wl, "metadata.deletionTimestamp", NOW);
     f.r[0].wl = remote_wl(f.o.wl, T1);
-    f.r[0].job = local_job(0);
+    f.r[0].job = rcf_local_job(0);
     f.r[1].available = 0; /* lost: its stale copy waits for the GC */
     f.r[1].wl = remote_wl(f.o.wl, NULL);
     decide(&f);
@@ -988,14 +939,14 @@ static void test_deletion_cleans_up(void **state)
     f.o.mode = RC_MODE_WITH_KUEUE;
     decide(&f);
     assert_null(rc_plan_find(&f.plan, RC_ACT_REMOVE_FINALIZER));
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_owner_gone(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
     json_decref(f.o.job);
     f.o.job = NULL;
     f.o.job_gone = 1;
@@ -1003,28 +954,28 @@ static void test_owner_gone(void **state)
     assert_string_equal(f.plan.step, "owner-gone");
     assert_int_equal(f.plan.n, 1);
     assert_int_equal(f.plan.acts[0].type, RC_ACT_DELETE_WL);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_waits_for_other_checks(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Pending", NULL, 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
     json_array_append_new(jx_get(f.o.wl, "status.admissionChecks"),
                           json_pack("{s:s,s:s,s:s,s:s}", "name", "prov", "state", "Pending",
                                     "message", "", "lastTransitionTime", T0));
     decide(&f);
     assert_string_equal(f.plan.step, "waiting-other-checks");
     assert_int_equal(f.plan.n, 0);
-    teardown_obs(&f);
+    rcf_teardown(&f);
 }
 
 static void test_evicted_on_manager_with_quota(void **state)
 {
     (void)state;
-    struct fixture f;
-    setup_obs(&f, manager_wl("Ready", "worker-1", 1));
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
     f.o.mode = RC_MODE_WITH_KUEUE;
     set_cond(f.o.wl, "Evicted", "True", "Preempted", "a higher priority arrived", T2);
     f.r[0].wl = remote_wl(f.o.wl, T1);
@@ -1034,7 +985,62 @@ static void test_evicted_on_manager_with_quota(void **state)
     assert_non_null(a);
     assert_string_equal(a->message, "Evicted on manager: a higher priority arrived");
     assert_null(rc_plan_find(&f.plan, RC_ACT_CREATE_REMOTE_JOB));
-    teardown_obs(&f);
+    rcf_teardown(&f);
+}
+
+/* Before step 4 (stopped_job_status): an evicted Workload, or one without
+ * quota, whose suspended Job still shows the pods of a removed copy gets the
+ * status the Job controller shows for a stopped Job, once no copy has a job;
+ * never while a remote job is left, nor for a kind whose managedBy the
+ * manager drops (its own Job controller runs it). */
+static void test_stopped_job_status(void **state)
+{
+    (void)state;
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Pending", NULL, 0));
+    f.o.mode = RC_MODE_WITH_KUEUE;
+    json_decref(f.o.job);
+    f.o.job = rcf_local_job(1);
+    assert_int_equal(jx_set(f.o.job, "status",
+                            json_pack("{s:i,s:i,s:s}", "active", 1, "ready", 1, "startTime", T0)),
+                     0);
+    f.r[0].job = rcf_local_job(0); /* the copy's job is still there */
+    decide(&f);
+    assert_string_equal(f.plan.step, "no-reservation");
+    assert_null(rc_plan_find(&f.plan, RC_ACT_LOCAL_JOB_STATUS));
+
+    json_decref(f.r[0].job);
+    f.r[0].job = NULL;
+    decide(&f);
+    const struct rc_act *a = rc_plan_find(&f.plan, RC_ACT_LOCAL_JOB_STATUS);
+    assert_non_null(a);
+    assert_int_equal(a->cluster, -1);
+    assert_true(json_is_null(jx_get(a->patch, "status.active")));
+    assert_int_equal(jx_int(a->patch, "status.ready", -1), 0);
+    assert_true(json_is_null(jx_get(a->patch, "status.startTime")));
+    json_t *c = json_array_get(jx_get(a->patch, "status.conditions"), 0);
+    assert_string_equal(jx_str(c, "type"), "Suspended");
+    assert_string_equal(jx_str(c, "reason"), "JobSuspended");
+    /* before the cleanup of step 4 */
+    assert_int_equal(index_of(&f.plan, RC_ACT_LOCAL_JOB_STATUS, 0), 0);
+
+    /* reserved and not evicted: the job may run, nothing is written */
+    rcf_teardown(&f);
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
+    json_decref(f.o.job);
+    f.o.job = rcf_local_job(1);
+    assert_int_equal(jx_set(f.o.job, "status", json_pack("{s:i}", "active", 1)), 0);
+    decide(&f);
+    assert_null(rc_plan_find(&f.plan, RC_ACT_LOCAL_JOB_STATUS));
+    /* evicted while still reserved: written */
+    set_cond(f.o.wl, "Evicted", "True", "Preempted", "preempted", T1);
+    decide(&f);
+    assert_non_null(rc_plan_find(&f.plan, RC_ACT_LOCAL_JOB_STATUS));
+    /* the manager drops managedBy: its Job controller owns the status */
+    f.o.managed_by_honoured = 0;
+    decide(&f);
+    assert_null(rc_plan_find(&f.plan, RC_ACT_LOCAL_JOB_STATUS));
+    rcf_teardown(&f);
 }
 
 int main(void)
@@ -1069,6 +1075,7 @@ int main(void)
         cmocka_unit_test(test_owner_gone),
         cmocka_unit_test(test_waits_for_other_checks),
         cmocka_unit_test(test_evicted_on_manager_with_quota),
+        cmocka_unit_test(test_stopped_job_status),
     };
     return cmocka_run_group_tests_name("rc_decide", tests, NULL, NULL);
 }

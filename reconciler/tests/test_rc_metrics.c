@@ -5,33 +5,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../rc_metrics.h"
 #include "buf.h"
-
-static size_t collect(char *p, size_t s, size_t n, void *ud)
-{
-    buf_append(ud, p, s * n);
-    return s * n;
-}
-
-static long get(int port, const char *path, struct buf *body)
-{
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
-    CURL *c = curl_easy_init();
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-    long code = 0;
-    if (curl_easy_perform(c) == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_cleanup(c);
-    return code;
-}
+#include "tests/support/test_http.h"
 
 static int ready_flag;
 static int is_ready(void *ud)
@@ -57,7 +36,7 @@ static void test_metrics_endpoint(void **state)
     assert_true(port > 0);
     struct buf b;
     buf_init(&b, BUF_CAP_METRICS);
-    assert_int_equal(get(port, "/metrics", &b), 200);
+    assert_int_equal(th_http_get(port, "/metrics", &b, NULL, 0), 200);
     const char *text = buf_cstr(&b);
     assert_non_null(strstr(text, "multikueue_workloads_dispatched_total{cluster_queue=\"team-a\","
                                  "cluster=\"worker-1\",replica_role=\"leader\"} 1"));
@@ -68,12 +47,12 @@ static void test_metrics_endpoint(void **state)
     assert_non_null(
         strstr(text, "mkueue_remote_api_errors_total{cluster=\"worker-2\",code=\"503\"} 1"));
     buf_reset(&b);
-    assert_int_equal(get(port, "/healthz", &b), 200);
+    assert_int_equal(th_http_get(port, "/healthz", &b, NULL, 0), 200);
     ready_flag = 0;
-    assert_int_equal(get(port, "/readyz", &b), 503);
+    assert_int_equal(th_http_get(port, "/readyz", &b, NULL, 0), 503);
     ready_flag = 1;
-    assert_int_equal(get(port, "/readyz", &b), 200);
-    assert_int_equal(get(port, "/nope", &b), 404);
+    assert_int_equal(th_http_get(port, "/readyz", &b, NULL, 0), 200);
+    assert_int_equal(th_http_get(port, "/nope", &b, NULL, 0), 404);
     buf_free(&b);
     rc_http_stop(h);
     assert_null(rc_http_start("nonsense", &m, NULL, NULL, NULL, err, sizeof(err)));

@@ -14,9 +14,10 @@
 #include "../wlstatus.h"
 #include "jsonx.h"
 #include "kinds/adapters.h"
+#include "support/rc_fixture.h"
 
 #define T0  "2024-01-01T00:00:00Z"
-#define NOW "2024-01-01T01:00:00Z"
+#define NOW RCF_NOW
 
 static void set_cond(json_t *obj, const char *type, const char *status, const char *reason,
                      const char *msg)
@@ -51,53 +52,14 @@ static json_t *copy_of(const json_t *mgr)
     return r;
 }
 
-struct fx {
-    struct rc_obs o;
-    struct rc_remote r[2];
-    json_t *nominated;
-    json_t *job;
-    struct rc_plan plan;
-};
-
-static void setup(struct fx *f, json_t *wl)
+static void setup(struct rc_fixture *f, json_t *wl)
 {
-    memset(f, 0, sizeof(*f));
-    f->o.wl = wl;
-    f->o.check = "mk";
-    f->o.kind = &mk_kind_job;
-    f->job = json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s}}", "apiVersion", "batch/v1", "kind", "Job",
-                       "metadata", "name", "a", "namespace", "ns", "uid", "job-uid", "spec",
-                       "managedBy", MK_MANAGED_BY);
-    f->o.job = f->job;
-    f->o.managed = 1;
-    f->o.managed_by_honoured = 1;
-    f->o.remotes = f->r;
-    f->o.nremotes = 2;
-    f->r[0] = (struct rc_remote){.cluster = "worker-1", .in_config = 1, .available = 1};
-    f->r[1] = (struct rc_remote){.cluster = "worker-2", .in_config = 1, .available = 1};
-    f->nominated = json_pack("[s,s]", "worker-1", "worker-2");
-    f->o.nominated = f->nominated;
-    f->o.dispatcher_writes = 1;
-    f->o.dispatcher_requeue_ms = -1;
-    f->o.mode = RC_MODE_STANDALONE;
-    f->o.worker_lost_timeout_ms = 20000;
-    f->o.resync_ms = 300000;
-    f->o.now = NOW;
+    rcf_setup(f, wl);
     f->o.explain = 1;
 }
 
-static void teardown(struct fx *f)
-{
-    rc_plan_clear(&f->plan);
-    for (int i = 0; i < 2; i++)
-        json_decref(f->r[i].wl);
-    json_decref(f->o.wl);
-    json_decref(f->job);
-    json_decref(f->nominated);
-}
-
 /* The check's message the plan writes, or NULL when it writes none. */
-static const char *planned_message(struct fx *f)
+static const char *planned_message(struct rc_fixture *f)
 {
     rc_plan_clear(&f->plan);
     rc_decide(&f->o, &f->plan);
@@ -112,7 +74,7 @@ static const char *planned_message(struct fx *f)
 static void test_waiting_for_manager_quota(void **state)
 {
     (void)state;
-    struct fx f;
+    struct rc_fixture f;
     setup(&f, manager_wl(0, ""));
     /* not looked at by the gate yet: nothing to say, no write */
     set_cond(f.o.wl, "QuotaReserved", "False", "PendingEvaluation", "Waiting for the quota gate");
@@ -135,13 +97,13 @@ static void test_waiting_for_manager_quota(void **state)
                         "Waiting for quota on the manager: couldn't assign flavors to pod set "
                         "main: insufficient quota for cpu in flavor default, request > maximum "
                         "capacity (5 > 4)");
-    teardown(&f);
+    rcf_teardown(&f);
 }
 
 static void test_quota_message_written_once_and_kueue_text_kept(void **state)
 {
     (void)state;
-    struct fx f;
+    struct rc_fixture f;
     const char *m = "Waiting for quota on the manager: ClusterQueue cq: 4 of 4 cpu in use, the "
                     "workload requests 1";
     setup(&f, manager_wl(0, m));
@@ -149,7 +111,7 @@ static void test_quota_message_written_once_and_kueue_text_kept(void **state)
              "Waiting for quota: ClusterQueue cq: 4 of 4 cpu in use, the workload requests 1");
     assert_null(planned_message(&f)); /* already says so: no write per reconcile */
     assert_null(rc_plan_find(&f.plan, RC_ACT_EVENT));
-    teardown(&f);
+    rcf_teardown(&f);
     /* an eviction's QuotaReserved text is Kueue's: nothing of ours */
     setup(&f, manager_wl(0, "Reset to Pending after eviction. Previously: Retry"));
     set_cond(f.o.wl, "QuotaReserved", "False", "Pending",
@@ -159,18 +121,18 @@ static void test_quota_message_written_once_and_kueue_text_kept(void **state)
     set_cond(f.o.wl, "QuotaReserved", "False", "WaitingForQuota",
              "Waiting for quota: ClusterQueue cq: 4 of 4 cpu in use, the workload requests 1");
     assert_string_equal(planned_message(&f), m);
-    teardown(&f);
+    rcf_teardown(&f);
     /* another controller's message is never replaced */
     setup(&f, manager_wl(0, "Something else said this"));
     set_cond(f.o.wl, "QuotaReserved", "False", "WaitingForQuota", "Waiting for quota: x");
     assert_null(planned_message(&f));
-    teardown(&f);
+    rcf_teardown(&f);
 }
 
 static void test_no_usable_worker_names_each(void **state)
 {
     (void)state;
-    struct fx f;
+    struct rc_fixture f;
     setup(&f, manager_wl(1, ""));
     char d0[320], d1[320];
     rc_why_down("ClientConnectionFailed",
@@ -195,18 +157,18 @@ static void test_no_usable_worker_names_each(void **state)
     assert_int_equal(ev->value, RC_WHY_NO_WORKER);
     /* the message comes before anything that may fail */
     assert_int_equal(f.plan.acts[0].type, RC_ACT_WL_STATUS);
-    teardown(&f);
+    rcf_teardown(&f);
     setup(&f, manager_wl(1, ""));
     f.o.nremotes = 0;
     assert_string_equal(planned_message(&f),
                         "No usable worker: the MultiKueueConfig lists no clusters");
-    teardown(&f);
+    rcf_teardown(&f);
 }
 
 static void test_workers_answers(void **state)
 {
     (void)state;
-    struct fx f;
+    struct rc_fixture f;
     setup(&f, manager_wl(1, ""));
     /* copies made, not looked at yet: the happy path writes nothing */
     f.r[0].wl = copy_of(f.o.wl);
@@ -223,13 +185,13 @@ static void test_workers_answers(void **state)
                         "maximum capacity (5 > 4) (Pending); worker-2: LocalQueue team-a doesn't "
                         "exist (Inadmissible)");
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_EVENT)->value, RC_WHY_WORKERS);
-    teardown(&f);
+    rcf_teardown(&f);
 }
 
 static void test_create_error_and_transients(void **state)
 {
     (void)state;
-    struct fx f;
+    struct rc_fixture f;
     setup(&f, manager_wl(1, ""));
     f.r[0].create_err = "namespaces \"ns\" not found";
     f.r[1].available = 0;
@@ -240,31 +202,31 @@ static void test_create_error_and_transients(void **state)
                         "(unreachable)");
     /* the message goes before the create that may fail again */
     assert_int_equal(f.plan.acts[0].type, RC_ACT_WL_STATUS);
-    teardown(&f);
+    rcf_teardown(&f);
     /* a stale message of ours is brought up to date, even to a transient one */
     setup(&f, manager_wl(1, "No usable worker: worker-1: not connected (unreachable)"));
     assert_string_equal(planned_message(&f), "Waiting for a worker to admit it: worker-1: copy "
                                              "being created; worker-2: copy being created");
-    teardown(&f);
+    rcf_teardown(&f);
     /* off: the plans of the step tests */
     setup(&f, manager_wl(1, ""));
     f.o.explain = 0;
     f.r[0].available = 0;
     f.r[1].available = 0;
     assert_null(planned_message(&f));
-    teardown(&f);
+    rcf_teardown(&f);
 }
 
 static void test_ready_and_drift_keep_their_texts(void **state)
 {
     (void)state;
-    struct fx f;
+    struct rc_fixture f;
     setup(&f, manager_wl(1, ""));
     f.r[0].wl = copy_of(f.o.wl);
     set_cond(f.r[0].wl, "QuotaReserved", "True", "QuotaReserved", "ok");
     set_cond(f.r[0].wl, "Admitted", "True", "Admitted", "The workload is admitted");
     assert_string_equal(planned_message(&f), "The workload got reservation on \"worker-1\"");
-    teardown(&f);
+    rcf_teardown(&f);
 }
 
 static void test_truncation_is_bounded(void **state)
@@ -281,7 +243,7 @@ static void test_truncation_is_bounded(void **state)
     rc_why_truncate(u, 20);
     assert_string_equal(u, "abcdefghijklmn ...");
     /* a long worker message: each part and the whole stay in their caps */
-    struct fx f;
+    struct rc_fixture f;
     setup(&f, manager_wl(1, ""));
     char big[2000];
     memset(big, 'x', sizeof(big) - 1);
@@ -294,7 +256,7 @@ static void test_truncation_is_bounded(void **state)
     assert_non_null(m);
     assert_true(strlen(m) < RC_WHY_MAX);
     assert_non_null(strstr(m, "worker-2: "));
-    teardown(&f);
+    rcf_teardown(&f);
 }
 
 static void test_event_rate_limit(void **state)

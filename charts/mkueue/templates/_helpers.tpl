@@ -62,7 +62,7 @@ app.kubernetes.io/component: {{ index . 1 }}
 
 {{/* Job kinds ----------------------------------------------------------------
      The kinds mkueue handles (common/kinds/registry.c), in registry order.
-     mutateUpdate: the mutating webhook also sees UPDATE (multikueue-reference
+     mutateUpdate: the mutating webhook also sees UPDATE (docs/multikueue-compat.md
      section 5.1). podBased: the webhooks are scoped by
      webhook.managedJobsNamespaceSelector too. dispatch: false for the kinds
      the reconciler does not dispatch yet (it refuses them as integrations):
