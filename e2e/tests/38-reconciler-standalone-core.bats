@@ -2,7 +2,9 @@
 # Standalone mode does what Kueue's core would on the manager: a Rejected
 # check deactivates the Workload and its copies go; an eviction resets
 # every check that is not Pending and stops the running manager job before
-# the job is dispatched again.
+# the job is dispatched again; a job's kueue.x-k8s.io/priority-class label
+# gives its Workload a WorkloadPriorityClass's priority, and a change of the
+# label changes it.
 
 load helpers
 load reconciler
@@ -19,6 +21,7 @@ teardown_file() {
     stop_component rc-core
     km delete clusterqueue team-x-cq --ignore-not-found >/dev/null
     km delete admissioncheck extra-ac --ignore-not-found >/dev/null
+    km delete workloadpriorityclasses -l mkueue.test/file=38-core --ignore-not-found >/dev/null
 }
 
 setup() {
@@ -117,4 +120,46 @@ YAML
     set_check ev extra-ac Ready "extra says yes again"
     eventually 60 is_ready "$NS" ev
     eventually 30 is_eq false suspended ev
+}
+
+# wpc NAME VALUE: a WorkloadPriorityClass on the manager (only there: the
+# copies carry the value, the workers need no class).
+wpc() {
+    km apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: $1, labels: {mkueue.test/file: 38-core}}
+value: $2
+YAML
+}
+priority_of() { rc_wl "$NS" "$1" '{.spec.priority} {.spec.priorityClassRef.group} {.spec.priorityClassRef.kind} {.spec.priorityClassRef.name}'; }
+copy_priority() {
+    local c; c=$(rc_cluster_of "$NS" "$1")
+    [ -n "$c" ] && jp "$c" -n "$NS" workload "$(rc_wl_name "$NS" "$1")" \
+        -o jsonpath='{.spec.priority} {.spec.priorityClassRef.name}'
+}
+
+@test "kueue.x-k8s.io/priority-class: the WorkloadPriorityClass's priority on the Workload and its copy, following the label" {
+    wpc "$NS-high" 1000
+    wpc "$NS-low" 10
+    RC_LABELS="kueue.x-k8s.io/priority-class: $NS-high" rc_job "$NS" pj
+    eventually 60 is_eq "1000 kueue.x-k8s.io WorkloadPriorityClass $NS-high" priority_of pj
+    eventually 60 is_ready "$NS" pj
+    eq "1000 $NS-high" "$(copy_priority pj)"
+    # the label changes on the running job: the Workload and its copy follow
+    km -n "$NS" label job pj "kueue.x-k8s.io/priority-class=$NS-low" --overwrite >/dev/null
+    eventually 30 is_eq "10 kueue.x-k8s.io WorkloadPriorityClass $NS-low" priority_of pj
+    eventually 30 is_eq "10 $NS-low" copy_priority pj
+    eq "Updated workload priority class: $NS/$(rc_wl_name "$NS" pj)" \
+        "$(km -n "$NS" get events --field-selector reason=UpdatedWorkload,involvedObject.name=pj -o jsonpath='{.items[0].message}')"
+    eq Ready "$(rc_check_state "$NS" pj)"
+
+    # a class that does not exist: no Workload (Kueue's error), until it does
+    RC_LABELS="kueue.x-k8s.io/priority-class: $NS-later" rc_job "$NS" lj
+    # the reconciler's log (JSON) carries Kueue's text
+    want="workloadpriorityclasses.kueue.x-k8s.io \\\"$NS-later\\\" not found"
+    eventually 30 grep -qF "$want" "$MKUEUE_E2E_DIR/logs/rc-core.log"
+    eq "" "$(rc_wl_name "$NS" lj)"
+    wpc "$NS-later" 7
+    eventually 60 is_eq "7 kueue.x-k8s.io WorkloadPriorityClass $NS-later" priority_of lj
 }

@@ -60,8 +60,8 @@ rc_ns_delete() {
     for c in manager worker-1 worker-2; do k "$c" delete ns "$1" --wait=false >/dev/null 2>&1 || true; done
 }
 
-# rc_job NS NAME [CPU]: a Job for queue team-a (or RC_QUEUE) on the manager, as the webhook
-# leaves it (managedBy MultiKueue, suspended). Its pod runs
+# rc_job NS NAME [CPU]: a Job for queue team-a (or RC_QUEUE; more labels in
+# RC_LABELS, "key: value, ...") on the manager, as the webhook leaves it (managedBy MultiKueue, suspended). Its pod runs
 # until the scenario ends it (rc_finish_pod), or as RC_RESULT says
 # (Succeeded, Failed: KWOK ends it after RC_DURATION, default 1s).
 rc_job() {
@@ -71,7 +71,7 @@ kind: Job
 metadata:
   namespace: $1
   name: $2
-  labels: {kueue.x-k8s.io/queue-name: ${RC_QUEUE:-team-a}}
+  labels: {kueue.x-k8s.io/queue-name: ${RC_QUEUE:-team-a}${RC_LABELS:+, $RC_LABELS}}
 spec:
   managedBy: kueue.x-k8s.io/multikueue
   suspend: true
