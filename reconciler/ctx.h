@@ -34,7 +34,7 @@ struct rc_ctx {
     struct kc_client *mgr;
     /* manager caches */
     struct kcache *workloads, *localqueues, *clusterqueues, *admissionchecks, *mkconfigs,
-        *mkclusters, *secrets, *priorityclasses;
+        *mkclusters, *secrets, *priorityclasses, *wpcs; /* wpcs: WorkloadPriorityClasses */
     struct mkq_caches q;
     int nkinds;
     const struct mk_kind *kinds[RC_MAX_KINDS];

@@ -24,6 +24,11 @@ int rc_inflight_cap(int threads, int suspect)
     return threads - 1;
 }
 
+int rc_inflight_suspect_cap(int threads)
+{
+    return threads > 1 ? threads - 1 : 1;
+}
+
 struct rc_inflight *rc_inflight_new(int threads)
 {
     struct rc_inflight *f = calloc(1, sizeof(*f));
@@ -60,6 +65,28 @@ static int drop_idle(const char *key, void *val, void *ud)
     return 0;
 }
 
+static int add_suspect(const char *key, void *val, void *ud)
+{
+    (void)key;
+    const struct entry *e = val;
+    if (e->suspect)
+        *(int *)ud += e->in_flight;
+    return 0;
+}
+
+/* Room for one more call to entry e (under mu): its own cap, and for a
+ * suspect worker the cap of all suspect workers together. */
+static int has_room(struct rc_inflight *f, const struct entry *e)
+{
+    if (e->in_flight >= rc_inflight_cap(f->threads, e->suspect))
+        return 0;
+    if (!e->suspect)
+        return 1;
+    int held = 0;
+    smap_foreach(f->m, add_suspect, &held);
+    return held < rc_inflight_suspect_cap(f->threads);
+}
+
 int rc_inflight_enter(struct rc_inflight *f, const char *cluster)
 {
     if (!f)
@@ -79,7 +106,7 @@ int rc_inflight_enter(struct rc_inflight *f, const char *cluster)
             e = NULL;
         }
     }
-    if (e && e->in_flight < rc_inflight_cap(f->threads, e->suspect)) {
+    if (e && has_room(f, e)) {
         e->in_flight++;
         rc = 0;
     }

@@ -7,9 +7,11 @@
  * per worker is the number of reconcile threads minus one (at least 1)
  * while the worker answers, and 1 once a call to it ended without an answer
  * (transport error or timeout) and none has been answered since: the worker
- * is then suspect, and only one thread at a time waits on it. A full worker
- * refuses at once and never makes the caller wait: the caller skips that
- * worker's part of its plan and retries it with backoff.
+ * is then suspect, and only one thread at a time waits on it. All suspect
+ * workers together hold at most the number of threads minus one (at least
+ * 1), so several hung workers still leave a thread to the others. A full
+ * worker refuses at once and never makes the caller wait: the caller skips
+ * that worker's part of its plan and retries it with backoff.
  *
  * Ownership: the set owns its entries (one per cluster name seen, at most
  * RC_INFLIGHT_MAX_CLUSTERS; names are copied). Thread-safety: every function
@@ -36,6 +38,8 @@ void rc_inflight_free(struct rc_inflight *f); /* NULL is a no-op */
 
 /* Pure: calls one worker may have in flight. */
 int rc_inflight_cap(int threads, int suspect);
+/* Pure: calls all suspect workers together may have in flight. */
+int rc_inflight_suspect_cap(int threads);
 
 /* Takes a slot on the cluster: 0, or -1 when the cluster is full (or cannot
  * be tracked). A NULL set always gives a slot. */

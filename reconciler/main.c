@@ -51,7 +51,7 @@ struct app {
     struct rc_ctx x;
     struct rc_config cfg;
     struct kcfg *mgr_cfg;
-    struct informed inf[8 + RC_MAX_KINDS];
+    struct informed inf[10 + RC_MAX_KINDS];
     int ninf;
     struct ksec *secrets_poll; /* fills x.secrets: the named kubeconfig Secrets */
     struct kind_ud {
@@ -707,7 +707,11 @@ static int setup_informers(struct app *a, char *err, size_t errlen)
         add_informer(a, (struct kc_resource){G, V, "multikueueclusters", 0}, NULL, &x->mkclusters,
                      &mkh, 0) < 0 ||
         add_informer(a, (struct kc_resource){"scheduling.k8s.io", "v1", "priorityclasses", 0}, NULL,
-                     &x->priorityclasses, NULL, 1) < 0) {
+                     &x->priorityclasses, NULL, 1) < 0 ||
+        /* optional: a chart upgraded from before it has no such CRD (helm
+         * installs crds/ only on install); a job naming one then waits */
+        add_informer(a, (struct kc_resource){G, V, "workloadpriorityclasses", 0}, NULL, &x->wpcs,
+                     NULL, 1) < 0) {
         return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     for (int k = 0; k < x->nkinds; k++) {

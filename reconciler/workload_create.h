@@ -9,18 +9,19 @@
 
 #include "ctx.h"
 
-/* The Workload for `job` (new reference) or NULL with err. priority_class
- * (may be NULL) is the pod template's PriorityClass name and `priority` its
- * value. */
-json_t *rc_build_workload(const struct mk_kind *k, const json_t *job, const char *queue,
-                          const char *priority_class, long long priority, char *err, size_t errlen);
+/* The Workload for `job` (new reference) or NULL with err, with priority 0
+ * and no priorityClassRef (rc_priority_apply sets them; priority.h). */
+json_t *rc_build_workload(const struct mk_kind *k, const json_t *job, const char *queue, char *err,
+                          size_t errlen);
 
 /* The initial status patch: every check of the ClusterQueue Pending (new
  * reference). checks is an array of names. */
 json_t *rc_initial_status(const json_t *checks, const char *now);
 
 /* Reconciles manager job "ns/name" of enabled kind index ki: creates its
- * Workload when missing. Returns 0 or -1 (retry with backoff). */
+ * Workload when missing; updates its priority when the job's
+ * kueue.x-k8s.io/priority-class label changed (priority.h). Returns 0 or
+ * -1 (retry with backoff). */
 int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key);
 
 #endif

@@ -191,7 +191,7 @@ check $D "reconciler ClusterRole: every dispatched kind get/list/watch/update/pa
      and all(dispatched([])[]; . as $k | has_rule($r; $k.group; $k.resource; ["get","list","watch","update","patch"])
          and has_rule($r; $k.group; $k.resource + "/status"; ["get","update","patch"])
          and has_rule($r; $k.group; $k.resource + "/finalizers"; ["update"]))'
-check $D "reconciler ClusterRole: workloads all verbs, checks/clusters status, queues read, events" \
+check $D "reconciler ClusterRole: workloads all verbs, checks/clusters status, queues and WorkloadPriorityClasses read, events" \
     'rules("ClusterRole"; "rel-mkueue-reconciler") as $r
      | has_rule($r; "kueue.x-k8s.io"; "workloads"; ["get","list","watch","create","update","patch","delete"])
      and has_rule($r; "kueue.x-k8s.io"; "workloads/status"; ["get","update","patch"])
@@ -199,6 +199,7 @@ check $D "reconciler ClusterRole: workloads all verbs, checks/clusters status, q
      and has_rule($r; "kueue.x-k8s.io"; "multikueueclusters/status"; ["get","update","patch"])
      and has_rule($r; "kueue.x-k8s.io"; "multikueueconfigs"; ["get","list","watch"])
      and has_rule($r; "kueue.x-k8s.io"; "clusterqueues"; ["get","list","watch"])
+     and has_rule($r; "kueue.x-k8s.io"; "workloadpriorityclasses"; ["get","list","watch"])
      and has_rule($r; ""; "events"; ["create","patch"])
      and ([$r[] | select(.g == ["kueue.x-k8s.io"] and (.r | index("localqueues")))] | .[0].v) == ["get","list","watch"]
      and all($r[]; (.r | index("rayservices")) | not)'
@@ -207,7 +208,7 @@ check $D "reconciler ClusterRole: nothing beyond kinds, Kueue objects, priority 
       + ["workloads","workloads/status","workloads/finalizers","admissionchecks","admissionchecks/status",
          "multikueueclusters","multikueueclusters/status","localqueues","clusterqueues","multikueueconfigs",
          "localqueues/status","clusterqueues/status",
-         "priorityclasses","events"]) as $allowed
+         "priorityclasses","workloadpriorityclasses","events"]) as $allowed
      | all(rules("ClusterRole"; "rel-mkueue-reconciler")[].r[]; . as $x | $allowed | index($x) != null)'
 check $D "reconciler Role: leases create + get/update by name, no secrets by default" \
     'rules("Role"; "rel-mkueue-reconciler") as $r | ($r | length) == 2

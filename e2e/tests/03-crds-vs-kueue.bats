@@ -118,9 +118,9 @@ lost() {
         | $p | map(tostring) | join(".")] | join(" ")'
 }
 
-# The chart ships no Cohort or WorkloadPriorityClass (docs/multikueue-compat.md:
-# no cohorts, no priority classes): those examples go to the worker only.
-NOT_IN_CHART="Cohort WorkloadPriorityClass"
+# The chart ships no Cohort (docs/multikueue-compat.md: no cohorts): that
+# example goes to the worker only.
+NOT_IN_CHART="Cohort"
 
 @test "Kueue's example manifests are accepted by the chart's CRDs and by Kueue's" {
     all=$(examples)

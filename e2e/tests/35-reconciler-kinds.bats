@@ -108,6 +108,26 @@ gone_everywhere() {
     eventually 20 eval "! k '$c' -n '$NS' get pytorchjob pt >/dev/null 2>&1"
 }
 
+# rejected_as NAME WANT-MESSAGE: the job's Workload is Rejected with exactly
+# that message, holds no quota and has no copy.
+rejected_as() {
+    eventually 20 is_eq Rejected rc_check_state "$NS" "$1"
+    eq "$2" "$(rc_wl "$NS" "$1" '{.status.admissionChecks[0].message}')"
+    [ "$(rc_cond "$NS" "$1" QuotaReserved)" != True ]
+    eq 0 "$(rc_count_remote_wls "$NS")"
+}
+
+@test "managed by another controller: Kueue's words, spec.managedBy for Kubeflow v1 kinds, spec.runPolicy.managedBy for MPIJob" {
+    create kubeflow.org/v1 PyTorchJob pto "  runPolicy: {managedBy: example.com/other}
+  pytorchReplicaSpecs:
+    Master: {replicas: 1, template: $POD}"
+    rejected_as pto 'The owner is not managed by Kueue: Expecting spec.managedBy to be "kueue.x-k8s.io/multikueue" not "example.com/other"'
+    create kubeflow.org/v2beta1 MPIJob mpio "  runPolicy: {managedBy: example.com/other}
+  mpiReplicaSpecs:
+    Launcher: {replicas: 1, template: $POD}"
+    rejected_as mpio 'The owner is not managed by Kueue: Expecting spec.runPolicy.managedBy to be "kueue.x-k8s.io/multikueue" not "example.com/other"'
+}
+
 @test "TFJob and MPIJob: replica types in the operator's order; runPolicy.managedBy removed remotely" {
     create kubeflow.org/v1 TFJob tf "  runPolicy: {managedBy: kueue.x-k8s.io/multikueue}
   tfReplicaSpecs:

@@ -2,7 +2,8 @@
 # mkueue-reconciler where it once differed from Kueue's MultiKueue
 # controller: a transient absence (the MultiKueueConfig deleted for a while,
 # a MultiKueueCluster deleted and re-created) evicts nothing, re-dispatches
-# nothing, and never puts a job on two workers.
+# nothing, and never puts a job on two workers; a refused kubeconfig is
+# refused in Kueue's words.
 
 load helpers
 load reconciler
@@ -30,6 +31,8 @@ setup() {
 
 teardown() {
     teardown_common
+    km delete mkc -l mkueue.test/file=36-div --ignore-not-found --wait=false >/dev/null
+    km -n mkueue-system delete secret -l mkueue.test/file=36-div --ignore-not-found >/dev/null
     km apply -f "$MKUEUE_ROOT/e2e/manifests/manager.yaml" >/dev/null
     rc_ns_delete "$NS"
 }
@@ -97,3 +100,36 @@ unchanged() {
         sleep 0.5
     done
 }
+
+# bad_cluster NAME KUBECONFIG: a MultiKueueCluster NAME (in no config) whose
+# Secret holds KUBECONFIG.
+bad_cluster() {
+    km -n mkueue-system create secret generic "$1" --from-file=kubeconfig="$2" >/dev/null
+    km -n mkueue-system label secret "$1" mkueue.test/file=36-div >/dev/null
+    km apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: $1, labels: {mkueue.test/file: 36-div}}
+spec: {clusterSource: {kubeConfig: {locationType: Secret, location: $1}}}
+YAML
+}
+mkc_cond() { jp manager mkc "$1" -o jsonpath="{.status.conditions[?(@.type==\"Active\")].$2}"; }
+
+@test "kubeconfig refusals in Kueue's words: tokenFile is not allowed; insecure TLS for cluster <name>" {
+    local src="$MKUEUE_E2E_DIR/kubeconfig/worker-1.yaml" tf="$BATS_TEST_TMPDIR/tokenfile.yaml"
+    local ins="$BATS_TEST_TMPDIR/insecure.yaml" user cl
+    user=$(kubectl --kubeconfig "$src" config view -o jsonpath='{.users[0].name}')
+    cl=$(kubectl --kubeconfig "$src" config view -o jsonpath='{.clusters[0].name}')
+    cp "$src" "$tf"
+    kubectl --kubeconfig "$tf" config set "users.$user.tokenFile" /var/run/token >/dev/null
+    cp "$src" "$ins"
+    kubectl --kubeconfig "$ins" config set "clusters.$cl.insecure-skip-tls-verify" true >/dev/null
+    bad_cluster "$NS-tf" "$tf"
+    bad_cluster "$NS-ins" "$ins"
+    eventually 30 is_eq InsecureKubeConfig mkc_cond "$NS-tf" reason
+    [[ "$(mkc_cond "$NS-tf" message)" == "load client config failed: "*"tokenFile is not allowed" ]]
+    eventually 30 is_eq InsecureKubeConfig mkc_cond "$NS-ins" reason
+    [[ "$(mkc_cond "$NS-ins" message)" == "load client config failed: "*"insecure TLS verification is not allowed for cluster $cl" ]]
+    eq False "$(mkc_cond "$NS-tf" status)"
+}
+

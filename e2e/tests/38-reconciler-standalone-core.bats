@@ -2,7 +2,10 @@
 # Standalone mode does what Kueue's core would on the manager: a Rejected
 # check deactivates the Workload and its copies go; an eviction resets
 # every check that is not Pending and stops the running manager job before
-# the job is dispatched again.
+# the job is dispatched again (shown stopped, JobSuspended); the quota gate
+# counts the MultiKueue check's flavors and refuses an overflow; a job's
+# kueue.x-k8s.io/priority-class label gives its Workload a
+# WorkloadPriorityClass's priority, and a change of the label changes it.
 
 load helpers
 load reconciler
@@ -19,6 +22,8 @@ teardown_file() {
     stop_component rc-core
     km delete clusterqueue team-x-cq --ignore-not-found >/dev/null
     km delete admissioncheck extra-ac --ignore-not-found >/dev/null
+    km delete workloadpriorityclasses,clusterqueues,resourceflavors -l mkueue.test/file=38-core \
+        --ignore-not-found >/dev/null
 }
 
 setup() {
@@ -34,6 +39,11 @@ teardown() {
 suspended() { jp manager -n "$NS" job "$1" -o jsonpath='{.spec.suspend}'; }
 active() { rc_wl "$NS" "$1" '{.spec.active}'; }
 evicted_reason() { rc_wl "$NS" "$1" '{.status.conditions[?(@.type=="Evicted")].reason}'; }
+job_cond() {
+    jp manager -n "$NS" job "$1" \
+        -o jsonpath="{.status.conditions[?(@.type==\"$2\")].status} {.status.conditions[?(@.type==\"$2\")].reason}"
+}
+qr_of() { rc_wl "$NS" "$1" "{.status.conditions[?(@.type==\"QuotaReserved\")].$2}"; }
 check_of() { rc_wl "$NS" "$1" "{.status.admissionChecks[?(@.name==\"$2\")].$3}"; }
 
 # set_check JOB CHECK STATE MESSAGE: writes one check of the job's Workload,
@@ -103,6 +113,7 @@ YAML
     set_check ev extra-ac Ready "extra says yes"
     eventually 60 is_ready "$NS" ev
     eventually 30 is_eq false suspended ev
+    eventually 30 is_eq 1 jp manager -n "$NS" job ev -o jsonpath='{.status.active}'
     c=$(rc_cluster_of "$NS" ev)
     # the worker evicts its copy: Retry, and the manager evicts as Kueue would
     k "$c" -n "$NS" patch workload "$(rc_wl_name "$NS" ev)" --type=merge \
@@ -114,7 +125,131 @@ YAML
     # not dispatched again while extra-ac is Pending: the job stays stopped
     eq true "$(suspended ev)"
     eventually 30 no_remote_objects "$NS"
+    # once no copy runs, the manager Job shows a stopped Job, as the Job
+    # controller would (Kueue's adapter waits for it)
+    eventually 30 is_eq "True JobSuspended" job_cond ev Suspended
+    eq "" "$(jp manager -n "$NS" job ev -o jsonpath='{.status.active}{.status.startTime}')"
     set_check ev extra-ac Ready "extra says yes again"
     eventually 60 is_ready "$NS" ev
     eventually 30 is_eq false suspended ev
+}
+
+@test "a copy its worker's Kueue evicts: the Retry in Kueue's words, and the manager evicts" {
+    rc_job "$NS" kv
+    eventually 60 is_ready "$NS" kv
+    c=$(rc_cluster_of "$NS" kv)
+    w=$(rc_wl_name "$NS" kv)
+    eventually 30 is_eq True jp "$c" -n "$NS" workload "$w" \
+        -o jsonpath='{.status.conditions[?(@.type=="Admitted")].status}'
+    # Kueue on the worker evicts it (its LocalQueue drained), its spec untouched
+    k "$c" -n "$NS" patch localqueue team-a --type=merge -p '{"spec":{"stopPolicy":"HoldAndDrain"}}' >/dev/null
+    want="Workload evicted on worker cluster: \"$c\", resetting for re-admission. Previously: \"Ready\""
+    eventually 60 evicted_with kv "$want"
+}
+
+# evicted_with JOB TEXT: the Events of the job's Workload tell a Retry with
+# exactly TEXT, and the manager evicted it (the check retried).
+evicted_with() {
+    local ev
+    ev=$(km -n "$NS" get events --field-selector "involvedObject.name=$(rc_wl_name "$NS" "$1")" \
+        -o jsonpath='{range .items[*]}{.message}{"\n"}{end}')
+    grep -qxF "$2" <<<"$ev" && [ "$(check_of "$1" multikueue-ac retryCount)" -ge 1 ] 2>/dev/null
+}
+
+# wpc NAME VALUE: a WorkloadPriorityClass on the manager (only there: the
+# copies carry the value, the workers need no class).
+wpc() {
+    km apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: $1, labels: {mkueue.test/file: 38-core}}
+value: $2
+YAML
+}
+priority_of() { rc_wl "$NS" "$1" '{.spec.priority} {.spec.priorityClassRef.group} {.spec.priorityClassRef.kind} {.spec.priorityClassRef.name}'; }
+copy_priority() {
+    local c; c=$(rc_cluster_of "$NS" "$1")
+    [ -n "$c" ] && jp "$c" -n "$NS" workload "$(rc_wl_name "$NS" "$1")" \
+        -o jsonpath='{.spec.priority} {.spec.priorityClassRef.name}'
+}
+
+@test "kueue.x-k8s.io/priority-class: the WorkloadPriorityClass's priority on the Workload and its copy, following the label" {
+    wpc "$NS-high" 1000
+    wpc "$NS-low" 10
+    RC_LABELS="kueue.x-k8s.io/priority-class: $NS-high" rc_job "$NS" pj
+    eventually 60 is_eq "1000 kueue.x-k8s.io WorkloadPriorityClass $NS-high" priority_of pj
+    eventually 60 is_ready "$NS" pj
+    eq "1000 $NS-high" "$(copy_priority pj)"
+    # the label changes on the running job: the Workload and its copy follow
+    km -n "$NS" label job pj "kueue.x-k8s.io/priority-class=$NS-low" --overwrite >/dev/null
+    eventually 30 is_eq "10 kueue.x-k8s.io WorkloadPriorityClass $NS-low" priority_of pj
+    eventually 30 is_eq "10 $NS-low" copy_priority pj
+    eq "Updated workload priority class: $NS/$(rc_wl_name "$NS" pj)" \
+        "$(km -n "$NS" get events --field-selector reason=UpdatedWorkload,involvedObject.name=pj -o jsonpath='{.items[0].message}')"
+    eq Ready "$(rc_check_state "$NS" pj)"
+
+    # a class that does not exist: no Workload (Kueue's error), until it does
+    RC_LABELS="kueue.x-k8s.io/priority-class: $NS-later" rc_job "$NS" lj
+    # the reconciler's log (JSON) carries Kueue's text
+    want="workloadpriorityclasses.kueue.x-k8s.io \\\"$NS-later\\\" not found"
+    eventually 30 grep -qF "$want" "$MKUEUE_E2E_DIR/logs/rc-core.log"
+    eq "" "$(rc_wl_name "$NS" lj)"
+    wpc "$NS-later" 7
+    eventually 60 is_eq "7 kueue.x-k8s.io WorkloadPriorityClass $NS-later" priority_of lj
+}
+
+@test "the quota gate counts only the flavors the MultiKueue check is on, and an overflow is an error on the Workload" {
+    # two flavors; the MultiKueue check is on the small one only: its 1 cpu
+    # is the quota, not 1 + 100
+    km apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: core-big, labels: {mkueue.test/file: 38-core}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: core-small, labels: {mkueue.test/file: 38-core}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team-f-cq, labels: {mkueue.test/file: 38-core}}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - {name: core-big, resources: [{name: cpu, nominalQuota: 100}]}
+    - {name: core-small, resources: [{name: cpu, nominalQuota: 1}]}
+  admissionChecksStrategy:
+    admissionChecks: [{name: multikueue-ac, onFlavors: [core-small]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: $NS, name: team-f}
+spec: {clusterQueue: team-f-cq}
+YAML
+    RC_QUEUE=team-f rc_job "$NS" big 2
+    eventually 30 is_eq ExceedsMaxQuota qr_of big reason
+    eq "ClusterQueue team-f-cq: the workload requests 2 cpu, more than the nominal quota of 1" \
+        "$(qr_of big message)"
+
+    # 9e15 cpus twice: more milli-units than int64 holds, refused, not wrapped
+    km apply -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {namespace: $NS, name: huge, labels: {kueue.x-k8s.io/queue-name: team-a}}
+spec:
+  managedBy: kueue.x-k8s.io/multikueue
+  suspend: true
+  parallelism: 2
+  completions: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, resources: {requests: {cpu: "9000000000000000"}}}]
+YAML
+    eventually 30 is_eq InvalidRequests qr_of huge reason
+    eq "ClusterQueue team-a-cq cannot count the workload's requests: resource cpu: podSets[0] count 2 times the pod's requests overflows (more than 9223372036854775807m)" \
+        "$(qr_of huge message)"
+    eq 0 "$(rc_count_remote_wls "$NS")"
 }

@@ -176,7 +176,8 @@ secret_key() { km -n "$1" get secret "$2" -o json | jq -r --arg k "$3" '.data[$k
     [ -z "$(km get clusterrole,clusterrolebinding,mutatingwebhookconfiguration,validatingwebhookconfiguration -l "$sel" -o name)" ]
     run km -n "$KNS" get secret "$REL-mkueue-webhook-tls"
     [ "$status" -ne 0 ]
-    for r in localqueues clusterqueues admissionchecks multikueueconfigs multikueueclusters workloads resourceflavors; do
+    for r in localqueues clusterqueues admissionchecks multikueueconfigs multikueueclusters workloads resourceflavors \
+        workloadpriorityclasses; do
         km get crd "$r.kueue.x-k8s.io" -o name
     done
 }

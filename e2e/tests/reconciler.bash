@@ -37,8 +37,8 @@ mkc_active() { jp manager mkc "$1" -o jsonpath='{.status.conditions[?(@.type=="A
 rc_ns() { bed_ns "$1"; }
 rc_ns_delete() { bed_ns_delete "$1"; }
 
-# rc_job NS NAME [CPU]: a Job for queue team-a (or RC_QUEUE) on the manager, as the webhook
-# leaves it (managedBy MultiKueue, suspended). Its pod runs
+# rc_job NS NAME [CPU]: a Job for queue team-a (or RC_QUEUE; more labels in
+# RC_LABELS, "key: value, ...") on the manager, as the webhook leaves it (managedBy MultiKueue, suspended). Its pod runs
 # until the scenario ends it (rc_finish_pod), or as RC_RESULT says
 # (Succeeded, Failed: KWOK ends it after RC_DURATION, default 1s). The manager's
 # TTL controller deletes it RC_TTL seconds (default 5) after it finished.
@@ -49,7 +49,7 @@ kind: Job
 metadata:
   namespace: $1
   name: $2
-  labels: {kueue.x-k8s.io/queue-name: ${RC_QUEUE:-team-a}}
+  labels: {kueue.x-k8s.io/queue-name: ${RC_QUEUE:-team-a}${RC_LABELS:+, $RC_LABELS}}
 spec:
   managedBy: kueue.x-k8s.io/multikueue
   suspend: true

@@ -64,6 +64,34 @@ static void test_suspect_gets_one_slot_until_it_answers(void **state)
     rc_inflight_free(f);
 }
 
+/* Each hung worker gets one thread; all of them together never every thread. */
+static void test_suspect_workers_together_leave_a_thread(void **state)
+{
+    (void)state;
+    assert_int_equal(rc_inflight_suspect_cap(4), 3);
+    assert_int_equal(rc_inflight_suspect_cap(2), 1);
+    assert_int_equal(rc_inflight_suspect_cap(1), 1);
+    struct rc_inflight *f = rc_inflight_new(3);
+    const char *hung[] = {"h1", "h2", "h3"};
+    for (int i = 0; i < 3; i++) { /* each answered nothing once: suspect */
+        assert_int_equal(rc_inflight_enter(f, hung[i]), 0);
+        assert_int_equal(rc_inflight_leave(f, hung[i], RC_ANSWER_NONE), 1);
+    }
+    assert_int_equal(rc_inflight_enter(f, "h1"), 0);
+    assert_int_equal(rc_inflight_enter(f, "h2"), 0);
+    assert_int_equal(rc_inflight_enter(f, "h3"), -1);     /* 2 of 3 threads held by suspects */
+    assert_int_equal(rc_inflight_enter(f, "healthy"), 0); /* the last thread: others' work */
+    assert_int_equal(rc_inflight_leave(f, "h1", RC_ANSWER_NONE), 0);
+    assert_int_equal(rc_inflight_enter(f, "h3"), 0); /* a suspect slot freed */
+    /* a suspect that answers again is no longer counted */
+    assert_int_equal(rc_inflight_leave(f, "h2", RC_ANSWER_YES), 1);
+    assert_int_equal(rc_inflight_enter(f, "h1"), 0);
+    int n, s;
+    assert_int_equal(rc_inflight_get(f, "h2", &n, &s), 0);
+    assert_int_equal(s, 0);
+    rc_inflight_free(f);
+}
+
 static void test_bounded_names(void **state)
 {
     (void)state;
@@ -88,6 +116,7 @@ int main(void)
         cmocka_unit_test(test_cap),
         cmocka_unit_test(test_full_worker_refuses_other_worker_not),
         cmocka_unit_test(test_suspect_gets_one_slot_until_it_answers),
+        cmocka_unit_test(test_suspect_workers_together_leave_a_thread),
         cmocka_unit_test(test_bounded_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

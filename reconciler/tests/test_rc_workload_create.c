@@ -28,7 +28,7 @@ static void test_build_workload(void **state)
     (void)state;
     json_t *job = tj_parse(job_json);
     char err[256];
-    json_t *wl = rc_build_workload(&mk_kind_job, job, "team-a", "high", 1000, err, sizeof(err));
+    json_t *wl = rc_build_workload(&mk_kind_job, job, "team-a", err, sizeof(err));
     assert_non_null(wl);
     char name[300];
     assert_int_equal(mk_workload_name("Job", "batch", "sample", "u-1", name, sizeof(name)), 0);
@@ -43,8 +43,8 @@ static void test_build_workload(void **state)
     assert_string_equal(jx_str(owner, "uid"), "u-1");
     assert_true(jx_bool(owner, "controller", 0));
     assert_string_equal(jx_str(wl, "spec.queueName"), "team-a");
-    assert_int_equal(jx_int(wl, "spec.priority", -1), 1000);
-    assert_string_equal(jx_str(wl, "spec.priorityClassRef.name"), "high");
+    assert_int_equal(jx_int(wl, "spec.priority", -1), 0); /* priority.h sets it */
+    assert_null(jx_get(wl, "spec.priorityClassRef"));
     assert_string_equal(jx_str(wl, "spec.podSets.0.name"), "main");
     assert_int_equal(jx_int(wl, "spec.podSets.0.count", 0), 2); /* min(parallelism, completions) */
 
@@ -64,7 +64,7 @@ static void test_build_workload(void **state)
 
     /* a job without uid cannot get a Workload */
     jx_del(job, "metadata.uid");
-    assert_null(rc_build_workload(&mk_kind_job, job, "team-a", NULL, 0, err, sizeof(err)));
+    assert_null(rc_build_workload(&mk_kind_job, job, "team-a", err, sizeof(err)));
     json_decref(job);
 
     json_t *checks = tj_parse("[\"mk\",\"other\"]");
