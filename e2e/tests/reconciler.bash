@@ -55,6 +55,14 @@ YAML
     done
 }
 
+# rc_ns_pods NAME: rc_ns, opted in for the pod-based kinds' webhooks, with
+# its default ServiceAccount (the ServiceAccount admission plugin needs it).
+rc_ns_pods() {
+    rc_ns "$1"
+    km label ns "$1" kueue.x-k8s.io/managed-namespace=true >/dev/null
+    eventually 20 km -n "$1" get sa default -o name >/dev/null
+}
+
 rc_ns_delete() {
     local c
     for c in manager worker-1 worker-2; do k "$c" delete ns "$1" --wait=false >/dev/null 2>&1 || true; done
