@@ -122,6 +122,7 @@ int mk_kinds_add_external(const char *spec, char *err, size_t errlen)
             .resource = e->resource,
             .gating = MK_GATE_MANAGED_BY,
             .managed_by_path = "spec.managedBy",
+            .external = 1,
             .prebuilt_allowed = 1,
             .status_sync = MK_STATUS_WHOLE,
             .pod_template_path = e->pod_template_path,

@@ -57,6 +57,7 @@ struct mk_kind {
      * after dispatch (RayService spec.serveConfigV2, as Kueue's remote spec
      * sync). NULL-terminated, may be NULL. */
     const char *const *spec_sync_paths;
+    int external; /* configured (externalFrameworks), Kueue's generic adapter */
     /* External kinds (pod_sets NULL): one pod set `main`, the pod template at
      * pod_template_path, count at count_path (1 when NULL or absent). */
     const char *pod_template_path;
