@@ -153,7 +153,7 @@ secret_key() { km -n "$1" get secret "$2" -o json | jq -r --arg k "$3" '.data[$k
         --set webhook.timeoutSeconds=5 --set reconciler.dispatcher=Incremental --set webhook.replicas=3
     echo "$output"
     [ "$status" -eq 0 ]
-    [ "$(mwc_json "$REL-mkueue-mutating" | jq '.webhooks | length')" = 11 ]
+    [ "$(mwc_json "$REL-mkueue-mutating" | jq '.webhooks | length')" = 12 ]
     mwc_json "$REL-mkueue-mutating" | jq -e 'all(.webhooks[]; .timeoutSeconds == 5
         and .rules[0].resources != ["pods"] and .rules[0].resources != ["jobsets"])'
     km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q '^dispatcher: Incremental$'
