@@ -13,6 +13,7 @@
 #include "errf.h"
 #include "fileio.h"
 #include "flags.h"
+#include "jsonx.h"
 #include "kinds/kinds.h"
 
 #define MAX_CONFIG_BYTES (1024 * 1024)
@@ -283,6 +284,10 @@ static const struct fl_flag keys[] = {
     {"integrations", FL_LIST, R(integrations), .max = RC_MAX_KINDS,
      .aux = offsetof(struct rc_config, nintegrations),
      .help = "job kinds, e.g. batch/job,jobset.x-k8s.io/jobset", .key = "integrations"},
+    {"external-frameworks", FL_LIST, R(external), .max = RC_MAX_EXTERNAL,
+     .aux = offsetof(struct rc_config, nexternal), .arg = "LIST",
+     .help = "external kinds: Kind.version.group[;resource=R][;podTemplatePath=P][;countPath=C]",
+     .key = "externalFrameworks"},
     {"qps", FL_DBL, R(qps), .help = "manager API queries per second",
      .key = "clientConnection.qps"},
     {"burst", FL_INT, R(burst), COUNT, .help = "manager API burst",
@@ -334,6 +339,52 @@ static int set_key(struct rc_config *c, const struct fl_flag *k, const char *v, 
     return 0;
 }
 
+/* An externalFrameworks item given as Kueue's mapping ({name: Kind.version.group})
+ * with mkueue's keys, as the flag's string; NULL when malformed. */
+static const char *external_item(const json_t *item, char *out, size_t outlen)
+{
+    static const char *const opt[] = {"resource", "podTemplatePath", "countPath"};
+    const char *name = jx_str(item, "name");
+    if (!name || json_object_size(item) > 4)
+        return NULL;
+    size_t w = (size_t)snprintf(out, outlen, "%s", name), used = 1;
+    for (size_t i = 0; i < 3 && w < outlen; i++) {
+        const char *v = jx_str(item, opt[i]);
+        if (v) {
+            w += (size_t)snprintf(out + w, outlen - w, ";%s=%s", opt[i], v);
+            used++;
+        }
+    }
+    return w < outlen && used == json_object_size(item) ? out : NULL;
+}
+
+/* A YAML list for an FL_LIST key: strings (or externalFrameworks mappings),
+ * joined with commas for fl_set. */
+static int apply_list(struct rc_config *c, const struct fl_flag *k, const json_t *v, char *err,
+                      size_t errlen)
+{
+    char csv[RC_MAX_EXTERNAL * MK_EXTERNAL_SPEC_MAX + RC_MAX_KINDS * 130] = "";
+    char one[MK_EXTERNAL_SPEC_MAX];
+    size_t i, w = 0;
+    json_t *item;
+    json_array_foreach(v, i, item)
+    {
+        const char *s = json_is_string(item) ? json_string_value(item) : NULL;
+        if (!s && json_is_object(item) && k->aux == offsetof(struct rc_config, nexternal))
+            s = external_item(item, one, sizeof(one));
+        if (!s || i >= (size_t)k->max) {
+            return errf(err, errlen, MK_ERR_INVAL, "%s: a list of at most %lld names expected",
+                        k->key, k->max);
+        }
+        if (strchr(s, ','))
+            return errf(err, errlen, MK_ERR_INVAL, "%s: names cannot contain ','", k->key);
+        w += (size_t)snprintf(csv + w, sizeof(csv) - w, "%s%s", i ? "," : "", s);
+        if (w >= sizeof(csv))
+            return errf(err, errlen, MK_ERR_INVAL, "%s: the list is too long", k->key);
+    }
+    return set_key(c, k, csv, err, errlen);
+}
+
 static int apply_object(struct rc_config *c, json_t *obj, const char *prefix, char *err,
                         size_t errlen)
 {
@@ -356,28 +407,9 @@ static int apply_object(struct rc_config *c, json_t *obj, const char *prefix, ch
             return errf(err, errlen, MK_ERR_INVAL, "config: unknown key %s", path);
         }
         if (k->type == FL_LIST && json_is_array(v)) {
-            char csv[RC_MAX_KINDS * 130] = "";
-            size_t i, w = 0;
-            json_t *item;
-            json_array_foreach(v, i, item)
-            {
-                if (!json_is_string(item) || i >= RC_MAX_KINDS) {
-                    return errf(err, errlen, MK_ERR_INVAL,
-                                "%s: a list of at most %d names expected", path, RC_MAX_KINDS);
-                }
-                if (strchr(json_string_value(item), ','))
-                    goto badlist;
-                w += (size_t)snprintf(csv + w, sizeof(csv) - w, "%s%s", i ? "," : "",
-                                      json_string_value(item));
-                if (w >= sizeof(csv)) {
-                    return errf(err, errlen, MK_ERR_INVAL, "%s: the list is too long", path);
-                }
-            }
-            if (set_key(c, k, csv, err, errlen) < 0)
+            if (apply_list(c, k, v, err, errlen) < 0)
                 return MK_ERR_INVAL;
             continue;
-        badlist:
-            return errf(err, errlen, MK_ERR_INVAL, "%s: names cannot contain ','", path);
         }
         if (!json_is_string(v)) {
             return errf(err, errlen, MK_ERR_INVAL, "config: %s must be a scalar", path);
@@ -509,6 +541,11 @@ int rc_config_validate(const struct rc_config *c, char *err, size_t errlen)
         if (!rc_integration_kind(c->integrations[i], why, sizeof(why))) {
             return errf(err, errlen, MK_ERR_INVAL, "integrations: %s", why);
         }
+    }
+    for (int i = 0; i < c->nexternal; i++) {
+        char why[512];
+        if (mk_external_check(c->external[i], why, sizeof(why)) < 0)
+            return errf(err, errlen, MK_ERR_INVAL, "externalFrameworks: %s", why);
     }
     return 0;
 }

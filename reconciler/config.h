@@ -6,6 +6,8 @@
  *   workerLostTimeout, dispatcher (AllAtOnce|Incremental|External or Kueue's
  *   dispatcher names), incrementalDispatcher.{stepSize, roundTimeout},
  *   integrations [batch/job, jobset.x-k8s.io/jobset, ...],
+ *   externalFrameworks [Kind.version.group or {name, resource, podTemplatePath,
+ *   countPath}, ...] (Kueue's multiKueue.externalFrameworks; kinds.h),
  *   clientConnection.{qps, burst}, workerConnection.{qps, burst, timeout},
  *   workers, logLevel, metricsAddress, kubeconfig, kubeconfigDir,
  *   resyncPeriod, probeInterval, leaderElection.{leaderElect, leaseName, leaseDuration,
@@ -16,9 +18,11 @@
 
 #include <stddef.h>
 
+#include "kinds/kinds.h"
 #include "log.h"
 
-#define RC_MAX_KINDS 16
+#define RC_MAX_KINDS    32 /* dispatched kinds: built-in and external */
+#define RC_MAX_EXTERNAL 8
 
 enum rc_mode { RC_MODE_STANDALONE = 0, RC_MODE_WITH_KUEUE = 1 };
 enum rc_dispatcher { RC_DISPATCH_ALL_AT_ONCE = 0, RC_DISPATCH_INCREMENTAL, RC_DISPATCH_EXTERNAL };
@@ -38,6 +42,9 @@ struct rc_config {
     long round_ms;                        /* Incremental: round length, default 5 min */
     char integrations[RC_MAX_KINDS][128]; /* Kueue framework names, e.g. "batch/job" */
     int nintegrations;
+    /* external kinds, mk_kinds_add_external's syntax ("Kind.version.group[;key=value]...") */
+    char external[RC_MAX_EXTERNAL][MK_EXTERNAL_SPEC_MAX];
+    int nexternal;
     double qps; /* manager client */
     int burst;
     double worker_qps; /* each worker client */

@@ -595,9 +595,11 @@ static int manager_steps(const struct rc_obs *o, struct rc_plan *p)
         char msg[512];
         const char *v = mk_managed_by(o->kind, o->job);
         /* Kueue's adapters name spec.managedBy for every kind but MPIJob,
-         * the Kubeflow v1 kinds included (their field is under runPolicy) */
-        const char *path =
-            strcmp(o->kind->kind, "MPIJob") == 0 ? "spec.runPolicy.managedBy" : "spec.managedBy";
+         * the Kubeflow v1 kinds included (their field is under runPolicy);
+         * its generic adapter of external kinds .spec.managedBy */
+        const char *path = strcmp(o->kind->kind, "MPIJob") == 0 ? "spec.runPolicy.managedBy"
+                           : o->kind->external                  ? ".spec.managedBy"
+                                                                : "spec.managedBy";
         snprintf(msg, sizeof(msg),
                  "The owner is not managed by Kueue: Expecting %s to be \"%s\" not \"%s\"", path,
                  MK_MANAGED_BY, v ? v : "");

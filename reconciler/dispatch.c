@@ -632,6 +632,29 @@ static int local_job_status(struct rc_ctx *x, struct held *h, json_t *patch)
     return 0;
 }
 
+/* Merge-patches the worker's copy with the spec fields edited on the manager
+ * (the remote's resourceVersion as precondition: a copy changed meanwhile is
+ * looked at again). */
+static int remote_job_spec(struct rc_ctx *x, struct held *h, int i, const json_t *remote,
+                           json_t *patch)
+{
+    struct kc_client *c = mkcs_conn_client(h->conns[i]);
+    const char *rv = jx_str(remote, "metadata.resourceVersion");
+    if (!c || (rv && jx_set_new_str(patch, "metadata.resourceVersion", rv) < 0))
+        return -1;
+    struct kc_resource res = mk_kind_resource(h->obs.kind);
+    struct kc_status st;
+    const char *name = jx_str(remote, "metadata.name");
+    if (kc_patch(c, &res, jx_str(remote, "metadata.namespace"), name, NULL, KC_PATCH_MERGE, patch,
+                 NULL, NULL, &st) < 0) {
+        remote_failed(x, h, h->remotes[i].cluster, "update job spec", name, &st);
+        return -1;
+    }
+    LOG_I(LG, "manager's spec edit forwarded to the remote job", "cluster", h->remotes[i].cluster,
+          "job", name);
+    return 0;
+}
+
 static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *key, int fresh,
                            int *deferred)
 {
@@ -671,13 +694,18 @@ static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *
     }
     json_t *patch =
         rc_job_status_patch(h->obs.kind, h->obs.job, remote, h->obs.managed_by_honoured, deferred);
-    json_decref(remote);
-    if (!patch)
-        return 0;
-    int rc = local_job_status(x, h, patch);
+    json_t *spec = rc_remote_spec_patch(h->obs.kind, h->obs.job, remote);
+    int wrote = patch != NULL;
+    int rc = wrote ? local_job_status(x, h, patch) : 0;
     json_decref(patch);
+    if (rc == 0 && spec)
+        rc = remote_job_spec(x, h, i, remote, spec);
+    json_decref(spec);
+    json_decref(remote);
     if (rc < 0)
         return -1;
+    if (!wrote)
+        return 0;
     pthread_mutex_lock(&x->mu);
     long long *t = smap_del(x->lag, key);
     pthread_mutex_unlock(&x->mu);

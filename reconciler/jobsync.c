@@ -52,6 +52,23 @@ json_t *rc_job_status_patch(const struct mk_kind *k, const json_t *local, const 
     return json_pack("{s:o}", "status", diff);
 }
 
+json_t *rc_remote_spec_patch(const struct mk_kind *k, const json_t *local, const json_t *remote)
+{
+    json_t *patch = NULL;
+    for (size_t i = 0; local && remote && k->spec_sync_paths && k->spec_sync_paths[i]; i++) {
+        json_t *want = jx_get(local, k->spec_sync_paths[i]);
+        json_t *have = jx_get(remote, k->spec_sync_paths[i]);
+        if (want == have || (want && have && json_equal(want, have)))
+            continue;
+        if ((!patch && !(patch = json_object())) ||
+            jx_set(patch, k->spec_sync_paths[i], want ? json_deep_copy(want) : json_null()) < 0) {
+            json_decref(patch);
+            return NULL;
+        }
+    }
+    return patch;
+}
+
 json_t *rc_job_stopped_patch(const struct mk_kind *k, const json_t *local, const char *now)
 {
     if (!is_batch_job(k) || !local || !jx_bool(local, "spec.suspend", 0) || rc_job_finished(local))

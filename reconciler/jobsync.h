@@ -1,5 +1,6 @@
 /* Remote job status -> local job status (docs/multikueue-compat.md 3.7 and 4): the whole
- * status, with batch/Job's guard for a suspended local job. Pure. */
+ * status, with batch/Job's guard for a suspended local job; and the spec
+ * fields a kind forwards the other way. Pure. */
 #ifndef MKUEUE_RC_JOBSYNC_H
 #define MKUEUE_RC_JOBSYNC_H
 
@@ -19,6 +20,13 @@ int rc_job_finished(const json_t *job);
  * apiservers) and *deferred is set: the caller looks again shortly. */
 json_t *rc_job_status_patch(const struct mk_kind *k, const json_t *local, const json_t *remote,
                             int guard, int *deferred);
+
+/* The merge patch for the worker's copy that forwards the spec fields the
+ * kind syncs (spec_sync_paths: RayService spec.serveConfigV2) where the
+ * manager's job differs from the remote, or NULL when none differs (or on
+ * oom: the next sync tries again). As Kueue's remote spec sync, after the
+ * status copy, in place (no re-admission). */
+json_t *rc_remote_spec_patch(const struct mk_kind *k, const json_t *local, const json_t *remote);
 
 /* The status merge patch ({"status": ...}) that shows a stopped batch/Job
  * as the Job controller shows one (docs/multikueue-compat.md 3.7): no

@@ -606,11 +606,21 @@ static int setup_state(struct app *a, char *err, size_t errlen)
         rc_metrics_init(&x->metrics) < 0) {
         return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
-    for (int i = 0; i < a->cfg.nintegrations; i++) {
+    for (int i = 0; i < a->cfg.nintegrations && x->nkinds < RC_MAX_KINDS; i++) {
         char why[256];
         x->kinds[x->nkinds] = rc_integration_kind(a->cfg.integrations[i], why, sizeof(why));
         if (x->kinds[x->nkinds])
             x->nkinds++;
+    }
+    /* as Kueue's multiKueue.externalFrameworks: adapters of their own,
+     * whatever the integrations list says */
+    for (int i = 0; i < a->cfg.nexternal; i++) {
+        char why[512];
+        if (mk_kinds_add_external(a->cfg.external[i], why, sizeof(why)) < 0)
+            return errf(err, errlen, MK_ERR_INVAL, "externalFrameworks: %s", why);
+        if (x->nkinds == RC_MAX_KINDS)
+            return errf(err, errlen, MK_ERR_INVAL, "more than %d job kinds", RC_MAX_KINDS);
+        x->kinds[x->nkinds++] = mk_kind_at(mk_kinds_count() - 1);
     }
     return 0;
 }
@@ -661,6 +671,8 @@ static void discover_kinds(struct app *a)
                   "the manager does not serve this job kind (CRD not installed): not handled; "
                   "restart after installing it",
                   "kind", x->kinds[k]->kind, "group", x->kinds[k]->group);
+            const char *gk[] = {x->kinds[k]->group, x->kinds[k]->kind};
+            mt_set(x->metrics.not_served, gk, 1);
             continue;
         }
         x->kinds[kept++] = x->kinds[k];

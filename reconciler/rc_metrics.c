@@ -54,11 +54,16 @@ int rc_metrics_init(struct rc_metrics *m)
                                "Orphaned remote objects deleted by the garbage collector.", cl);
     m->quota = mt_counter(m->reg, "mkueue_quota_reservations_total",
                           "Quota reservations made by the standalone gate.", cq);
+    static const char *const gk[] = {"group", "kind", NULL};
+    m->not_served = mt_gauge(m->reg, "mkueue_job_kind_not_served",
+                             "1 for a configured job kind the manager does not serve (no CRD): "
+                             "left out until a restart.",
+                             gk);
     m->heap = mt_gauge(m->reg, "mkueue_heap_inuse_bytes",
                        "Bytes malloc hands out now (RSS minus allocator slack).", NULL);
     if (!m->heap || !m->dispatched || !m->admitted || !m->connected || !m->reconcile || !m->depth ||
         !m->sync_lag || !m->remote_err || !m->leader || !m->tracked || !m->gc_deleted ||
-        !m->quota) {
+        !m->quota || !m->not_served) {
         rc_metrics_free(m);
         return -1;
     }

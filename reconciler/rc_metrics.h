@@ -19,6 +19,7 @@ struct rc_metrics {
     struct mt_family *gc_deleted; /* mkueue_gc_deleted_total{cluster} */
     struct mt_family *quota;      /* mkueue_quota_reservations_total{cluster_queue} */
     struct mt_family *heap;       /* mkueue_heap_inuse_bytes (malloc view) */
+    struct mt_family *not_served; /* mkueue_job_kind_not_served{group,kind} */
 };
 
 /* Registers every family. Returns 0, -1 on oom. */

@@ -60,6 +60,10 @@ static const struct fl_flag flags[] = {
              "--max-decoded-bytes"},
     {"log-level", FL_FUNC, W(log_level), .set = fl_log_level, .arg = "L",
      .help = "error|warn|info|debug|trace; default info"},
+    {"external-frameworks", FL_LIST, W(external), .max = WH_MAX_EXTERNAL,
+     .aux = offsetof(struct wh_config, nexternal), .arg = "LIST",
+     .help = "external kinds handled, comma-separated:\n"
+             "Kind.version.group[;resource=R][;podTemplatePath=P][;countPath=C]"},
     WH_CERTMGR_FLAGS(struct wh_config, certmgr, cert_sans),
 };
 #undef W
@@ -109,6 +113,9 @@ int wh_config_parse(int argc, char **argv, struct wh_config *c, FILE *out, char 
     }
     if (fl_parse(flags, sizeof(flags) / sizeof(flags[0]), c, argc, argv, err, errlen) < 0)
         return MK_ERR_INVAL;
+    for (int i = 0; i < c->nexternal; i++)
+        if (mk_external_check(c->external[i], err, errlen) < 0)
+            return MK_ERR_INVAL;
     c->certmgr.namespace = c->ns;
     c->certmgr.cert_dir = c->cert_dir;
     if (c->certmgr.secret_name && (c->tls_cert || c->tls_key))

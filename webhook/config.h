@@ -6,7 +6,10 @@
 #include <stdio.h>
 
 #include "certmgr.h"
+#include "kinds/kinds.h"
 #include "log.h"
+
+#define WH_MAX_EXTERNAL 8
 
 struct wh_config {
     /* strings point into argv or are static defaults */
@@ -32,6 +35,10 @@ struct wh_config {
     size_t max_decoded;  /* one review decoded (estimate) */
     size_t max_inflight; /* all bodies and decoded reviews at once */
     enum log_level log_level;
+    /* external kinds handled (--external-frameworks, kinds.h's syntax); main
+     * registers them */
+    char external[WH_MAX_EXTERNAL][MK_EXTERNAL_SPEC_MAX];
+    int nexternal;
     /* self-managed certificates (--cert-secret ...); namespace and cert_dir
      * are filled from --namespace and --cert-dir */
     struct wh_certmgr_opts certmgr;

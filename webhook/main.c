@@ -7,6 +7,7 @@
 
 #include "app.h"
 #include "config.h"
+#include "kinds/kinds.h"
 #include "log.h"
 #include "signals.h"
 #include "server.h"
@@ -38,6 +39,12 @@ int main(int argc, char **argv)
         return rc < 0 ? 2 : 0;
     }
     log_set_level(cfg.log_level);
+    for (int i = 0; i < cfg.nexternal; i++) {
+        if (mk_kinds_add_external(cfg.external[i], err, sizeof(err)) < 0) {
+            fprintf(stderr, "mkueue-webhook: --external-frameworks: %s\n", err);
+            return 2;
+        }
+    }
 
     /* Signals go to sigwait below, never to server or informer threads. */
     sigset_t sigs;

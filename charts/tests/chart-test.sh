@@ -134,7 +134,7 @@ done
 # ---- defaults -----------------------------------------------------------------------
 render default
 D=default
-check $D "the enabled kinds are the registry's but StatefulSet and LeaderWorkerSet (not dispatched yet; RayService: no adapter)" \
+check $D "the enabled kinds are the registry's but StatefulSet and LeaderWorkerSet (not dispatched yet)" \
     '([hooks("MutatingWebhookConfiguration")[].rules[0] | .apiGroups[0] + "/" + .resources[0]] | sort)
      == ([enabled([])[] | .group + "/" + .resource] | sort)'
 check $D "mutating webhooks: one per kind, rule, path, v1, None, Fail, 10s" \
@@ -187,7 +187,7 @@ check $D "no ClusterRole touches secrets or leases" \
     'all(kind("ClusterRole")[].rules[]; (.resources | index("secrets") | not) and (.resources | index("leases") | not))'
 check $D "reconciler ClusterRole: every dispatched kind get/list/watch/update/patch + status + finalizers" \
     'rules("ClusterRole"; "rel-mkueue-reconciler") as $r
-     | (dispatched([]) | length) == 13
+     | (dispatched([]) | length) == 14
      and all(dispatched([])[]; . as $k | has_rule($r; $k.group; $k.resource; ["get","list","watch","update","patch"])
          and has_rule($r; $k.group; $k.resource + "/status"; ["get","update","patch"])
          and has_rule($r; $k.group; $k.resource + "/finalizers"; ["update"]))'
@@ -201,8 +201,7 @@ check $D "reconciler ClusterRole: workloads all verbs, checks/clusters status, q
      and has_rule($r; "kueue.x-k8s.io"; "clusterqueues"; ["get","list","watch"])
      and has_rule($r; "kueue.x-k8s.io"; "workloadpriorityclasses"; ["get","list","watch"])
      and has_rule($r; ""; "events"; ["create","patch"])
-     and ([$r[] | select(.g == ["kueue.x-k8s.io"] and (.r | index("localqueues")))] | .[0].v) == ["get","list","watch"]
-     and all($r[]; (.r | index("rayservices")) | not)'
+     and ([$r[] | select(.g == ["kueue.x-k8s.io"] and (.r | index("localqueues")))] | .[0].v) == ["get","list","watch"]'
 check $D "reconciler ClusterRole: nothing beyond kinds, Kueue objects, priority classes and events" \
     '([dispatched([])[] | .resource, .resource + "/status", .resource + "/finalizers"]
       + ["workloads","workloads/status","workloads/finalizers","admissionchecks","admissionchecks/status",
@@ -273,7 +272,8 @@ check $D "reconciler config: mode, origin, leader election lease, enabled kinds"
      and ($c | test("(?m)^  leaseName: rel-mkueue-reconciler$"))
      and ([$c | scan("(?m)^- (.*)$")[0]] == [dispatched([])[] | framework])
      and ($c | test("(?m)^  leaderElect: true$"))
-     and ($c | test("rayservice|deployment|statefulset|leaderworkerset") | not)
+     and ($c | test("deployment|statefulset|leaderworkerset|externalFrameworks") | not)
+     and ($c | test("(?m)^- ray.io/rayservice$"))
      and ($c | test("(?m)^namespace: " + $ns + "$"))
      and (args("reconciler") == ["--config=/etc/mkueue/config/config.yaml"])
      and (deploy("reconciler").spec.template.metadata.annotations["checksum/config"] | length) == 16'
@@ -296,8 +296,8 @@ render custom --set kinds.Pod=false --set kinds.Deployment=false --set kinds.Ray
     --set certificates.selfManaged.extraSANs='{localhost}' --set webhook.pdb.enabled=false
 C=custom
 check $C "kinds switched off lose their webhooks; the rest point at webhook.url; Ignore, 5s" \
-    'hook_ok(enabled(["Pod","Deployment","JobSet"]); "mutate"; mut_ops(.); "Ignore"; 5; "https://127.0.0.1:18443")
-     and hook_ok(enabled(["Pod","Deployment","JobSet"]); "validate"; ["CREATE","UPDATE"]; "Ignore"; 5; "https://127.0.0.1:18443")'
+    'hook_ok(enabled(["Pod","Deployment","JobSet","RayService"]); "mutate"; mut_ops(.); "Ignore"; 5; "https://127.0.0.1:18443")
+     and hook_ok(enabled(["Pod","Deployment","JobSet","RayService"]); "validate"; ["CREATE","UPDATE"]; "Ignore"; 5; "https://127.0.0.1:18443")'
 check $C "matchByName off: only the opt-out label" \
     'all(hooks("MutatingWebhookConfiguration")[]; .namespaceSelector.matchExpressions
          == [{key: "mkueue.x-k8s.io/webhook-exclude", operator: "DoesNotExist"}])'
@@ -365,12 +365,35 @@ render nokinds --set kinds.Job=false --set kinds.Pod=false --set kinds.Deploymen
     --set kinds.StatefulSet=false --set kinds.JobSet=false --set kinds.PyTorchJob=false \
     --set kinds.TFJob=false --set kinds.XGBoostJob=false --set kinds.PaddleJob=false \
     --set kinds.JAXJob=false --set kinds.MPIJob=false --set kinds.TrainJob=false \
-    --set kinds.RayJob=false --set kinds.RayCluster=false --set kinds.AppWrapper=false \
-    --set kinds.LeaderWorkerSet=false
+    --set kinds.RayJob=false --set kinds.RayCluster=false --set kinds.RayService=false \
+    --set kinds.AppWrapper=false --set kinds.LeaderWorkerSet=false
 check nokinds "no kind: empty webhook lists" \
     '(hooks("MutatingWebhookConfiguration") | length) == 0 and (hooks("ValidatingWebhookConfiguration") | length) == 0'
 
 render_fails badkind 'kinds.Foo: unknown job kind' --set kinds.Foo=true
+
+# external frameworks: webhooks, RBAC, both binaries' configuration
+render extfw --set 'externalFrameworks[0].name=MyJob.v1.example.com' \
+    --set 'externalFrameworks[1].name=Pipe.v1beta1.tekton.dev' \
+    --set 'externalFrameworks[1].resource=pipez' --set 'externalFrameworks[1].podTemplatePath=spec.pod'
+X='[{kind: "MyJob", group: "example.com", version: "v1", resource: "myjobs",
+     mutate: "/mutate-example-com-v1-myjob", validate: "/validate-example-com-v1-myjob"},
+    {kind: "Pipe", group: "tekton.dev", version: "v1beta1", resource: "pipez",
+     mutate: "/mutate-tekton-dev-v1beta1-pipe", validate: "/validate-tekton-dev-v1beta1-pipe"}]'
+check extfw "external kinds get a mutating and a validating webhook each, at Kueue's paths" \
+    "($X) as \$x | hook_ok(enabled([]) + \$x; \"mutate\"; mut_ops(.); \"Fail\"; 10; \"\")
+     and hook_ok(enabled([]) + \$x; \"validate\"; [\"CREATE\",\"UPDATE\"]; \"Fail\"; 10; \"\")"
+check extfw "external kinds in the reconciler's RBAC, not in its integrations; both binaries told" \
+    'rules("ClusterRole"; "rel-mkueue-reconciler") as $r
+     | has_rule($r; "example.com"; "myjobs"; ["get","list","watch","update","patch"])
+     and has_rule($r; "tekton.dev"; "pipez/status"; ["get","update","patch"])
+     and (args("webhook") | index("--external-frameworks=MyJob.v1.example.com,Pipe.v1beta1.tekton.dev;resource=pipez;podTemplatePath=spec.pod"))
+     and (obj("ConfigMap"; "rel-mkueue-reconciler").data["config.yaml"] as $c
+          | ($c | test("example.com/myjob") | not)
+          and ($c | test("(?m)^externalFrameworks:\n- \\{\"name\":\"MyJob.v1.example.com\"\\}$")))'
+render_fails extfw-builtin 'externalFrameworks: "Job.v1.batch" is not Kind.version.group of a kind not built in' \
+    --set 'externalFrameworks[0].name=Job.v1.batch'
+render_fails extfw-bad 'is not Kind.version.group' --set 'externalFrameworks[0].name=Foo'
 render_fails nosecret 'certificates.secret.name is required' --set certificates.mode=secret
 render_fails oldkube 'chart requires kubeVersion: >=1.32.0-0 which is incompatible with Kubernetes v1.31.0' --kube-version 1.31.0
 render_fails badmode 'certificates.mode must be one of' --set certificates.mode=vault

@@ -21,7 +21,13 @@ extern const struct mk_kind mk_kind_mpijob;          /* kubeflow.c */
 extern const struct mk_kind mk_kind_trainjob;        /* trainjob.c */
 extern const struct mk_kind mk_kind_rayjob;          /* ray.c */
 extern const struct mk_kind mk_kind_raycluster;      /* ray.c */
+extern const struct mk_kind mk_kind_rayservice;      /* ray.c */
 extern const struct mk_kind mk_kind_appwrapper;      /* appwrapper.c */
 extern const struct mk_kind mk_kind_leaderworkerset; /* lws.c */
+
+/* The pod sets of an external kind (pod_template_path, count_path), for
+ * mk_pod_sets; external.c. */
+int mk_external_pod_sets(const struct mk_kind *k, const json_t *job, json_t *out, char *err,
+                         size_t errlen);
 
 #endif

@@ -53,6 +53,15 @@ struct mk_kind {
     int (*pod_sets)(const json_t *job, json_t *out, char *err, size_t errlen);
     /* Kind-specific edits of a remote copy, after the generic ones; may be NULL. */
     void (*edit_remote)(json_t *copy, const json_t *job);
+    /* Spec fields forwarded to the worker's copy when edited on the manager
+     * after dispatch (RayService spec.serveConfigV2, as Kueue's remote spec
+     * sync). NULL-terminated, may be NULL. */
+    const char *const *spec_sync_paths;
+    int external; /* configured (externalFrameworks), Kueue's generic adapter */
+    /* External kinds (pod_sets NULL): one pod set `main`, the pod template at
+     * pod_template_path, count at count_path (1 when NULL or absent). */
+    const char *pod_template_path;
+    const char *count_path;
 };
 
 /* ---- registry ------------------------------------------------------------- */
@@ -65,12 +74,27 @@ const struct mk_kind *mk_kind_by_resource(const char *group, const char *version
                                           const char *resource);
 const struct mk_kind *mk_kind_of(const json_t *obj); /* by apiVersion and kind */
 
-/* Registers an external kind named "Kind.version.group" (Kueue's
- * externalFrameworks syntax), with managedBy at spec.managedBy and whole
- * status sync; its Workload pod sets must come from elsewhere. The resource
- * is the lower-case plural guessed as kind+"s" unless `resource` is given.
- * Returns 0, or -1 on a malformed name or a full registry. */
-int mk_kinds_add_external(const char *kind_version_group, const char *resource);
+/* Appends a kind to the registry (after the built-in ones); k lives for
+ * the process. Returns 0, or -1 when its group/version/kind or resource is
+ * taken or the registry is full. Thread-safe against readers. */
+int mk_kinds_register(const struct mk_kind *k);
+
+/* ---- external kinds (external.c) ------------------------------------------ */
+
+/* An external framework (Kueue's multiKueue.externalFrameworks) as mkueue
+ * configures it: "Kind.version.group", optionally followed by
+ * ";resource=<plural>" (default: lower-case kind + "s"),
+ * ";podTemplatePath=<jsonx path>" (default spec.template) and
+ * ";countPath=<jsonx path>" (default: one pod). No commas (flags list them
+ * comma-separated). */
+#define MK_EXTERNAL_SPEC_MAX 512
+/* Checks a spec without registering it. Returns 0, or MK_ERR_INVAL with err. */
+int mk_external_check(const char *spec, char *err, size_t errlen);
+/* Parses and registers it: managedBy at spec.managedBy, no suspend flag,
+ * whole status sync, the prebuilt-workload label, pod sets as above.
+ * Returns 0, or MK_ERR_INVAL / MK_ERR_NOMEM with err (a name taken by a
+ * built-in or earlier kind is refused, as Kueue refuses duplicates). */
+int mk_kinds_add_external(const char *spec, char *err, size_t errlen);
 
 /* Kueue's webhook paths: "/mutate-batch-v1-job", "/validate--v1-pod". */
 int mk_webhook_path(const struct mk_kind *k, const char *verb, char *out, size_t outlen);

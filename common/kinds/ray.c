@@ -1,6 +1,9 @@
-/* ray.io/v1 RayJob and RayCluster: a head pod set and one per worker group
- * (replicas, times numOfHosts when above 1); RayJob adds the submitter in
- * K8sJobMode (the CRD's default). As Kueue's raycluster.BuildPodSets and
+/* ray.io/v1 RayJob, RayCluster and RayService: a head pod set and one per
+ * worker group (replicas, times numOfHosts when above 1); RayJob adds the
+ * submitter in K8sJobMode (the CRD's default); RayService's cluster is its
+ * spec.rayClusterConfig, suspended there, and its spec.serveConfigV2 edited
+ * on the manager is forwarded to the worker's copy (Kueue's remote spec
+ * sync). As Kueue's raycluster.BuildPodSets and
  * RayJob.addSubmitterPodSet build them: Kueue on a worker compares its own
  * pod sets with the prebuilt Workload's (counts and containers), so any
  * difference here makes the remote Workload Finished/OutOfSync. */
@@ -45,6 +48,12 @@ static int cluster_pod_sets(const json_t *spec, const char *field, json_t *out, 
 static int raycluster_pod_sets(const json_t *rc, json_t *out, char *err, size_t errlen)
 {
     return cluster_pod_sets(jx_get(rc, "spec"), "spec", out, err, errlen);
+}
+
+static int rayservice_pod_sets(const json_t *rs, json_t *out, char *err, size_t errlen)
+{
+    return cluster_pod_sets(jx_get(rs, "spec.rayClusterConfig"), "spec.rayClusterConfig", out, err,
+                            errlen);
 }
 
 static int rayjob_pod_sets(const json_t *rj, json_t *out, char *err, size_t errlen)
@@ -108,4 +117,21 @@ const struct mk_kind mk_kind_raycluster = {
     .prebuilt_allowed = 1,
     .status_sync = MK_STATUS_WHOLE,
     .pod_sets = raycluster_pod_sets,
+};
+
+static const char *const rayservice_spec_sync[] = {"spec.serveConfigV2", NULL};
+
+const struct mk_kind mk_kind_rayservice = {
+    .kind = "RayService",
+    .group = "ray.io",
+    .version = "v1",
+    .resource = "rayservices",
+    .gating = MK_GATE_MANAGED_BY,
+    .managed_by_path = "spec.managedBy",
+    .native_controller = "ray.io/kuberay-operator",
+    .suspend_path = "spec.rayClusterConfig.suspend",
+    .prebuilt_allowed = 1,
+    .status_sync = MK_STATUS_WHOLE,
+    .pod_sets = rayservice_pod_sets,
+    .spec_sync_paths = rayservice_spec_sync,
 };

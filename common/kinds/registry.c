@@ -13,16 +13,29 @@
 
 /* The built-in kinds, in the registry's order; the table counts itself. */
 static const struct mk_kind *const builtin[] = {
-    &mk_kind_job,       &mk_kind_pod,        &mk_kind_deployment, &mk_kind_statefulset,
-    &mk_kind_jobset,    &mk_kind_pytorchjob, &mk_kind_tfjob,      &mk_kind_xgboostjob,
-    &mk_kind_paddlejob, &mk_kind_jaxjob,     &mk_kind_mpijob,     &mk_kind_trainjob,
-    &mk_kind_rayjob,    &mk_kind_raycluster, &mk_kind_appwrapper, &mk_kind_leaderworkerset,
+    &mk_kind_job,
+    &mk_kind_pod,
+    &mk_kind_deployment,
+    &mk_kind_statefulset,
+    &mk_kind_jobset,
+    &mk_kind_pytorchjob,
+    &mk_kind_tfjob,
+    &mk_kind_xgboostjob,
+    &mk_kind_paddlejob,
+    &mk_kind_jaxjob,
+    &mk_kind_mpijob,
+    &mk_kind_trainjob,
+    &mk_kind_rayjob,
+    &mk_kind_raycluster,
+    &mk_kind_rayservice,
+    &mk_kind_appwrapper,
+    &mk_kind_leaderworkerset,
 };
 #define NBUILTIN  (sizeof(builtin) / sizeof(builtin[0]))
 #define MAX_KINDS 64 /* built-in and external together */
 _Static_assert(NBUILTIN < MAX_KINDS, "no room for external kinds");
 
-/* External kinds (mk_kinds_add_external), after the built-in ones: appended
+/* Registered kinds (mk_kinds_register: the external ones), after the built-in ones: appended
  * under add_lock, nexternal published last so readers need no lock. */
 static const struct mk_kind *external[MAX_KINDS - NBUILTIN];
 static size_t nexternal;
@@ -84,56 +97,22 @@ static char *lower_dup(const char *s, size_t n)
     return out;
 }
 
-int mk_kinds_add_external(const char *kvg, const char *resource)
+int mk_kinds_register(const struct mk_kind *k)
 {
-    /* "Kind.version.group": the group may itself contain dots */
-    const char *d1 = kvg ? strchr(kvg, '.') : NULL;
-    const char *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
-    if (!d1 || !d2 || d1 == kvg || d2 == d1 + 1 || d2[1] == '\0')
-        return -1;
-    struct mk_kind *k = calloc(1, sizeof(*k));
-    char *kind = strndup(kvg, (size_t)(d1 - kvg));
-    char *version = strndup(d1 + 1, (size_t)(d2 - d1 - 1));
-    char *group = strdup(d2 + 1);
-    char *res = NULL;
-    if (resource) {
-        res = strdup(resource);
-    } else if (kind) {
-        res = lower_dup(kind, strlen(kind) + 1);
-        if (res)
-            memcpy(res + strlen(kind), "s", 2); /* lower_dup reserved the byte */
-    }
-    if (!k || !kind || !version || !group || !res)
-        goto fail;
-    if (mk_kind_by_gvk(NULL, NULL), mk_kind_by_resource(group, version, res))
-        goto fail;
-    *k = (struct mk_kind){
-        .kind = kind,
-        .group = group,
-        .version = version,
-        .resource = res,
-        .gating = MK_GATE_MANAGED_BY,
-        .managed_by_path = "spec.managedBy",
-        .prebuilt_allowed = 1,
-        .status_sync = MK_STATUS_WHOLE,
-    };
     pthread_mutex_lock(&add_lock);
+    char api[300];
+    mk_api_version(k, api, sizeof(api));
     size_t n = nexternal;
-    if (n == sizeof(external) / sizeof(external[0])) {
-        pthread_mutex_unlock(&add_lock);
-        goto fail;
+    int rc = 0;
+    if (mk_kind_by_gvk(api, k->kind) || mk_kind_by_resource(k->group, k->version, k->resource) ||
+        n == sizeof(external) / sizeof(external[0])) {
+        rc = -1;
+    } else {
+        external[n] = k;
+        __atomic_store_n(&nexternal, n + 1, __ATOMIC_RELEASE);
     }
-    external[n] = k;
-    __atomic_store_n(&nexternal, n + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&add_lock);
-    return 0;
-fail:
-    free(k);
-    free(kind);
-    free(version);
-    free(group);
-    free(res);
-    return -1;
+    return rc;
 }
 
 int mk_webhook_path(const struct mk_kind *k, const char *verb, char *out, size_t outlen)
@@ -221,11 +200,12 @@ json_t *mk_pod_sets(const struct mk_kind *k, const json_t *job, char *err, size_
         errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    if (!k->pod_sets) {
+    if (!k->pod_sets && !k->pod_template_path) {
         errf(err, errlen, MK_ERR_INVAL, "kind %s does not describe its pod sets", k->kind);
         goto fail;
     }
-    if (k->pod_sets(job, out, err, errlen) < 0)
+    if ((k->pod_sets ? k->pod_sets(job, out, err, errlen)
+                     : mk_external_pod_sets(k, job, out, err, errlen)) < 0)
         goto fail;
     if (json_array_size(out) == 0 || json_array_size(out) > MK_MAX_PODSETS) {
         errf(err, errlen, MK_ERR_INVAL, "%s has %zu pod sets; a Workload takes 1 to %d", k->kind,

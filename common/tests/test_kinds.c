@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errf.h"
 #include "jsonx.h"
 #include "kinds/kinds.h"
 #include "kinds/podset.h"
@@ -32,6 +33,7 @@ static void test_every_kind_of_the_reference_is_registered(void **state)
         {"trainer.kubeflow.org/v1alpha1", "TrainJob"},
         {"ray.io/v1", "RayJob"},
         {"ray.io/v1", "RayCluster"},
+        {"ray.io/v1", "RayService"},
         {"workload.codeflare.dev/v1beta2", "AppWrapper"},
         {"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"},
     };
@@ -402,20 +404,92 @@ static void test_statefulset_copy_carries_origin_uid(void **state)
     json_decref(lws);
 }
 
+static void test_rayservice_pod_sets_suspend_and_spec_sync(void **state)
+{
+    (void)state;
+    char err[256];
+    const struct mk_kind *k = mk_kind_by_gvk("ray.io/v1", "RayService");
+    json_t *rs = tj_parse("{\"spec\":{\"managedBy\":\"kueue.x-k8s.io/multikueue\","
+                          "\"serveConfigV2\":\"applications: []\",\"rayClusterConfig\":{"
+                          "\"suspend\":true,\"headGroupSpec\":{\"template\":{}},"
+                          "\"workerGroupSpecs\":[{\"groupName\":\"Cpu\",\"replicas\":3,"
+                          "\"template\":{}}]}}}");
+    json_t *ps = mk_pod_sets(k, rs, err, sizeof(err));
+    assert_non_null(ps);
+    assert_int_equal(json_array_size(ps), 2); /* head and the group: no submitter */
+    assert_string_equal(jx_str(ps, "0.name"), "head");
+    assert_string_equal(jx_str(ps, "1.name"), "cpu");
+    assert_int_equal(jx_int(ps, "1.count", -1), 3);
+    json_decref(ps);
+    /* Kueue suspends the RayService's cluster, not the service */
+    assert_string_equal(k->suspend_path, "spec.rayClusterConfig.suspend");
+    assert_string_equal(k->spec_sync_paths[0], "spec.serveConfigV2");
+    assert_null(k->spec_sync_paths[1]);
+    json_t *c = mk_remote_copy(k, rs, "o", "wl");
+    assert_null(jx_get(c, "spec.managedBy"));
+    assert_string_equal(jx_str(c, "spec.serveConfigV2"), "applications: []");
+    json_decref(c);
+    json_decref(rs);
+}
+
 static void test_external_kind(void **state)
 {
     (void)state;
-    assert_int_equal(mk_kinds_add_external("Bad", NULL), -1);
-    assert_int_equal(mk_kinds_add_external("Kind.v1", NULL), -1);
-    assert_int_equal(mk_kinds_add_external("MyJob.v1.example.com", NULL), 0);
+    char err[256];
+    assert_int_equal(mk_kinds_add_external("Bad", err, sizeof(err)), MK_ERR_INVAL);
+    assert_int_equal(mk_kinds_add_external("Kind.v1", err, sizeof(err)), MK_ERR_INVAL);
+    assert_int_equal(mk_kinds_add_external("Kind.v1.", err, sizeof(err)), MK_ERR_INVAL);
+    assert_int_equal(mk_external_check("K.v1.x.io;color=red", err, sizeof(err)), MK_ERR_INVAL);
+    assert_int_equal(mk_external_check("K.v1.x.io;resource=", err, sizeof(err)), MK_ERR_INVAL);
+    assert_int_equal(mk_external_check("K.v1.x.io;resource=a/b", err, sizeof(err)), MK_ERR_INVAL);
+    /* a built-in kind cannot be taken over */
+    assert_int_equal(mk_kinds_add_external("Job.v1.batch", err, sizeof(err)), MK_ERR_INVAL);
+    assert_int_equal(mk_kinds_add_external("MyJob.v1.example.com", err, sizeof(err)), 0);
     const struct mk_kind *k = mk_kind_by_gvk("example.com/v1", "MyJob");
     assert_non_null(k);
     assert_string_equal(k->resource, "myjobs");
     assert_string_equal(k->managed_by_path, "spec.managedBy");
-    assert_int_equal(mk_kinds_add_external("MyJob.v1.example.com", NULL), -1); /* twice */
+    assert_null(k->suspend_path);
+    assert_int_equal(k->status_sync, MK_STATUS_WHOLE);
+    assert_int_equal(mk_kinds_add_external("MyJob.v1.example.com", err, sizeof(err)),
+                     MK_ERR_INVAL); /* twice */
     char p[128];
     assert_int_equal(mk_webhook_path(k, "mutate", p, sizeof(p)), 0);
     assert_string_equal(p, "/mutate-example-com-v1-myjob");
+
+    /* one pod set from spec.template, count 1 */
+    json_t *j = tj_parse("{\"spec\":{\"managedBy\":\"kueue.x-k8s.io/multikueue\",\"replicas\":4,"
+                         "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}},"
+                         "\"status\":{\"phase\":\"Running\"}}");
+    json_t *ps = mk_pod_sets(k, j, err, sizeof(err));
+    assert_json_is(ps, "[{\"name\":\"main\",\"count\":1,\"template\":{\"spec\":{\"containers\":["
+                       "{\"name\":\"c\"}]}}}]");
+    json_decref(ps);
+    /* the generic copy: managedBy cleared, status dropped, the rest kept */
+    json_t *c = mk_remote_copy(k, j, "o", "wl");
+    assert_null(jx_get(c, "spec.managedBy"));
+    assert_null(jx_get(c, "status"));
+    assert_int_equal(jx_int(c, "spec.replicas", 0), 4);
+    assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]"), "wl");
+    json_decref(c);
+
+    /* a configured template path, count path and resource */
+    assert_int_equal(mk_kinds_add_external("Pipe.v1beta1.tekton.dev;resource=pipez;"
+                                           "podTemplatePath=spec.pod;countPath=spec.replicas",
+                                           err, sizeof(err)),
+                     0);
+    k = mk_kind_by_resource("tekton.dev", "v1beta1", "pipez");
+    assert_non_null(k);
+    assert_string_equal(k->kind, "Pipe");
+    json_t *pj = tj_parse("{\"spec\":{\"replicas\":3,\"pod\":{\"spec\":{}}}}");
+    ps = mk_pod_sets(k, pj, err, sizeof(err));
+    assert_int_equal(jx_int(ps, "0.count", -1), 3);
+    json_decref(ps);
+    /* a job without a template there gets a message naming the path */
+    assert_null(mk_pod_sets(k, j, err, sizeof(err)));
+    assert_non_null(strstr(err, "spec.pod"));
+    json_decref(pj);
+    json_decref(j);
 }
 
 int main(void)
@@ -433,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_job_remote_copy),
         cmocka_unit_test(test_pod_remote_copy),
         cmocka_unit_test(test_statefulset_copy_carries_origin_uid),
+        cmocka_unit_test(test_rayservice_pod_sets_suspend_and_spec_sync),
         cmocka_unit_test(test_external_kind),
     };
     return cmocka_run_group_tests_name("kinds", tests, NULL, NULL);

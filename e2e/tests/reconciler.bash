@@ -37,6 +37,14 @@ mkc_active() { jp manager mkc "$1" -o jsonpath='{.status.conditions[?(@.type=="A
 rc_ns() { bed_ns "$1"; }
 rc_ns_delete() { bed_ns_delete "$1"; }
 
+# rc_ns_pods NAME: rc_ns, opted in for the pod-based kinds' webhooks, with
+# its default ServiceAccount (the ServiceAccount admission plugin needs it).
+rc_ns_pods() {
+    rc_ns "$1"
+    km label ns "$1" kueue.x-k8s.io/managed-namespace=true >/dev/null
+    eventually 20 km -n "$1" get sa default -o name >/dev/null
+}
+
 # rc_job NS NAME [CPU]: a Job for queue team-a (or RC_QUEUE; more labels in
 # RC_LABELS, "key: value, ...") on the manager, as the webhook leaves it (managedBy MultiKueue, suspended). Its pod runs
 # until the scenario ends it (rc_finish_pod), or as RC_RESULT says

@@ -52,7 +52,7 @@ static void test_defaults_are_kueues(void **state)
     assert_int_equal(rc_config_validate(&c, err, sizeof(err)), 0);
     /* every managedBy kind of the registry and Pod (Kueue's name "pod"),
      * none of the pod-template kinds */
-    assert_int_equal(c.nintegrations, 13);
+    assert_int_equal(c.nintegrations, 14); /* RayService too */
     int job = 0, pytorch = 0, pod = 0;
     for (int i = 0; i < c.nintegrations; i++) {
         job |= strcmp(c.integrations[i], "batch/job") == 0;
@@ -146,6 +146,35 @@ static void test_yaml_errors(void **state)
     rc_config_defaults(&c);
     assert_int_equal(rc_config_apply_yaml(&c, "", 0, err, sizeof(err)), 0);
     assert_int_equal(rc_config_apply_yaml(&c, "# nothing\n", 10, err, sizeof(err)), 0);
+}
+
+/* Kueue's mapping form ({name}) with mkueue's keys, and plain names */
+static void test_external_frameworks(void **state)
+{
+    (void)state;
+    struct rc_config c;
+    char err[256] = "";
+    const char *doc = "externalFrameworks:\n"
+                      "- name: PipelineRun.v1.tekton.dev\n"
+                      "- {name: MyJob.v1.example.com, podTemplatePath: spec.pod, countPath: "
+                      "spec.n, resource: myjobz}\n"
+                      "- Other.v1alpha1.x.io\n";
+    rc_config_defaults(&c);
+    assert_int_equal(rc_config_apply_yaml(&c, doc, strlen(doc), err, sizeof(err)), 0);
+    assert_int_equal(c.nexternal, 3);
+    assert_string_equal(c.external[0], "PipelineRun.v1.tekton.dev");
+    assert_string_equal(c.external[1], "MyJob.v1.example.com;resource=myjobz;"
+                                       "podTemplatePath=spec.pod;countPath=spec.n");
+    assert_string_equal(c.external[2], "Other.v1alpha1.x.io");
+    assert_int_equal(rc_config_validate(&c, err, sizeof(err)), 0);
+    expect_yaml_error("externalFrameworks: [{name: A.v1.x.io, colour: red}]\n",
+                      "externalFrameworks");
+    expect_yaml_error("externalFrameworks: [{resource: r}]\n", "externalFrameworks");
+    char *argv[] = {"rc", "--external-frameworks=Bad.v1", NULL};
+    rc_config_defaults(&c);
+    assert_int_equal(rc_config_from_args(&c, 2, argv, err, sizeof(err)), 0);
+    assert_int_equal(rc_config_validate(&c, err, sizeof(err)), MK_ERR_INVAL);
+    assert_non_null(strstr(err, "Kind.version.group"));
 }
 
 static void test_flags_override_file(void **state)
@@ -320,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_defaults_are_kueues),
         cmocka_unit_test(test_yaml),
         cmocka_unit_test(test_yaml_errors),
+        cmocka_unit_test(test_external_frameworks),
         cmocka_unit_test(test_flags_override_file),
         cmocka_unit_test(test_flag_errors),
         cmocka_unit_test(test_flag_forms),

@@ -791,9 +791,15 @@ static void test_rejections(void **state)
                            "job-uid", "spec", "runPolicy", "managedBy", "example.com/other");
     json_t *saved = f.o.job;
     f.o.job = pt;
-    const struct mk_kind *kinds[] = {&mk_kind_pytorchjob, &mk_kind_mpijob};
-    const char *want[] = {"spec.managedBy", "spec.runPolicy.managedBy"};
-    for (int i = 0; i < 2; i++) {
+    /* and the generic adapter of external kinds .spec.managedBy */
+    struct mk_kind ext = {.kind = "Thing",
+                          .group = "example.com",
+                          .version = "v1",
+                          .managed_by_path = "spec.runPolicy.managedBy",
+                          .external = 1};
+    const struct mk_kind *kinds[] = {&mk_kind_pytorchjob, &mk_kind_mpijob, &ext};
+    const char *want[] = {"spec.managedBy", "spec.runPolicy.managedBy", ".spec.managedBy"};
+    for (int i = 0; i < 3; i++) {
         f.o.kind = kinds[i];
         decide(&f);
         doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));

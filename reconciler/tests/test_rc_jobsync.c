@@ -96,11 +96,42 @@ static void test_job_stopped_patch(void **state)
     json_decref(stopped);
 }
 
+/* RayService: serveConfigV2 edited on the manager goes to the worker's copy;
+ * nothing else of the spec, nothing for kinds without such fields */
+static void patch_is(json_t *p, const char *want)
+{
+    json_t *w = tj_parse(want);
+    assert_true(json_equal(p, w));
+    json_decref(w);
+    json_decref(p);
+}
+
+static void test_remote_spec_patch(void **state)
+{
+    (void)state;
+    json_t *local = tj_parse("{\"spec\":{\"serveConfigV2\":\"v2\",\"rayClusterConfig\":{"
+                             "\"suspend\":false}}}");
+    json_t *remote = tj_parse("{\"spec\":{\"serveConfigV2\":\"v1\",\"rayClusterConfig\":{"
+                              "\"suspend\":true}},\"status\":{}}");
+    json_t *p = rc_remote_spec_patch(&mk_kind_rayservice, local, remote);
+    patch_is(p, "{\"spec\":{\"serveConfigV2\":\"v2\"}}");
+    assert_null(rc_remote_spec_patch(&mk_kind_raycluster, local, remote));
+    jx_set_new_str(remote, "spec.serveConfigV2", "v2");
+    assert_null(rc_remote_spec_patch(&mk_kind_rayservice, local, remote));
+    /* removed on the manager: removed on the worker */
+    jx_del(local, "spec.serveConfigV2");
+    p = rc_remote_spec_patch(&mk_kind_rayservice, local, remote);
+    patch_is(p, "{\"spec\":{\"serveConfigV2\":null}}");
+    json_decref(local);
+    json_decref(remote);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_job_status_patch),
         cmocka_unit_test(test_job_stopped_patch),
+        cmocka_unit_test(test_remote_spec_patch),
     };
     return cmocka_run_group_tests_name("rc_jobsync", tests, NULL, NULL);
 }

@@ -109,6 +109,22 @@ kinds:
 - {{ toJson . }}
 {{- end }}
 {{- end }}
+{{- range .Values.externalFrameworks }}
+{{- $p := splitn "." 3 (required "externalFrameworks[].name is required" .name) }}
+{{- if or (not $p._1) (not $p._2) (hasKey $known $p._0) }}
+{{- fail (printf "externalFrameworks: %q is not Kind.version.group of a kind not built in (e.g. PipelineRun.v1.tekton.dev)" .name) }}
+{{- end }}
+- {{ toJson (dict "kind" $p._0 "version" $p._1 "group" $p._2 "resource" (.resource | default (printf "%ss" (lower $p._0))) "external" (include "mkueue.externalSpec" .)) }}
+{{- end }}
+{{- end -}}
+
+{{/* An external framework as both binaries take it (common/kinds/kinds.h):
+     Kind.version.group[;resource=R][;podTemplatePath=P][;countPath=C] */}}
+{{- define "mkueue.externalSpec" -}}
+{{ .name }}
+{{- range $k := list "resource" "podTemplatePath" "countPath" }}
+{{- with index $ $k }};{{ $k }}={{ . }}{{ end }}
+{{- end }}
 {{- end -}}
 
 {{/* Kueue's webhook path: /<verb>-<group with dots as dashes>-<version>-<lower kind> */}}
