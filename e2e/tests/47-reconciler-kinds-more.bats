@@ -52,54 +52,18 @@ YAML
     eventually 30 k "$1" wait --for=condition=Established --timeout=5s "crd/myjobs.$G" >/dev/null
 }
 
-# hook KIND-LOWER GROUP VERSION RESOURCE OPERATIONS [POD-BASED]: one mutating
-# webhook entry as the chart renders it
-hook() {
-    local g=${2//./-} sel=""
-    [ -z "${6:-}" ] || sel='
-  namespaceSelector:
-    matchLabels: {kueue.x-k8s.io/managed-namespace: "true"}'
-    cat <<YAML
-- name: mutate-$1.mkueue.x-k8s.io
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  failurePolicy: Fail
-  timeoutSeconds: 10
-  clientConfig:
-    url: https://127.0.0.1:$WH_PORT/mutate-$g-$3-$1
-    caBundle: $CA$sel
-  rules:
-  - {apiGroups: ["$2"], apiVersions: [$3], resources: [$4], operations: $5}
-YAML
-}
-
-register_hooks() {
-    CA=$(base64 -w0 <"$MKUEUE_E2E_DIR/webhook-certs-kinds/ca.crt")
-    {
-        printf 'apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n'
-        printf 'metadata: {name: mkueue-e2e-kinds}\nwebhooks:\n'
-        hook rayservice ray.io v1 rayservices '[CREATE]'
-        hook myjob "$G" v1 myjobs '[CREATE]'
-        hook pod "" v1 pods '[CREATE]' pod-based
-        hook deployment apps v1 deployments '[CREATE, UPDATE]' pod-based
-    } | km apply -f - >/dev/null
-}
-
 setup_file() {
     rc_bed_setup
-    local c w d=$MKUEUE_E2E_DIR/webhook-certs-kinds
+    local c d=$MKUEUE_E2E_DIR/webhook-certs-kinds
     for c in manager worker-1 worker-2; do crd "$c"; done
-    "$MKUEUE_ROOT/certs/gen.sh" webhook "$d" >/dev/null
-    start_component mkueue-webhook-kinds "$BIN/mkueue-webhook" \
-        --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" --namespace mkueue-system \
-        --cert-dir "$d" --bind-address 127.0.0.1 --port "$WH_PORT" \
-        --metrics-bind-address 127.0.0.1 --metrics-port "$WH_MPORT" --external-frameworks "$EXT"
-    eventually 30 curl -sf "http://127.0.0.1:$WH_MPORT/readyz" -o /dev/null
-    for w in worker-1 worker-2; do
-        eventually 30 bash -c "curl -sf http://127.0.0.1:$WH_MPORT/metrics |
-            grep -qx 'mkueue_webhook_cache_synced{cluster=\"$w\"} 1'"
-    done
-    register_hooks
+    wh_start mkueue-webhook-kinds "$d" --external-frameworks "$EXT"
+    # the mutating webhooks as the chart registers them (pod-based kinds in
+    # opted-in namespaces only)
+    register_webhooks Mutating mkueue-e2e-kinds "$d" "" "" \
+        "ray.io v1 rayservices rayservice CREATE" "$G v1 myjobs myjob CREATE"
+    register_webhooks Mutating mkueue-e2e-kinds-pods "$d" \
+        '{matchLabels: {kueue.x-k8s.io/managed-namespace: "true"}}' "" \
+        "core v1 pods pod CREATE" "apps v1 deployments deployment CREATE,UPDATE"
     # Ghost: configured, but no cluster serves it (a fresh log: its warning is counted)
     rm -f "$MKUEUE_E2E_DIR/logs/rc-kinds-more.log"
     rc_start rc-kinds-more "$PORT" --leader-elect=false --gc-interval 5s \
@@ -108,7 +72,7 @@ setup_file() {
 
 teardown_file() {
     # first: a webhook left registered without its server fails creations
-    km delete mutatingwebhookconfiguration mkueue-e2e-kinds --ignore-not-found >/dev/null
+    km delete mutatingwebhookconfiguration mkueue-e2e-kinds mkueue-e2e-kinds-pods --ignore-not-found >/dev/null
     stop_component rc-kinds-more
     stop_component mkueue-webhook-kinds
     local c

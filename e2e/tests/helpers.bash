@@ -132,11 +132,13 @@ WH_MPORT=${MKUEUE_WEBHOOK_METRICS_PORT:-16447}
 # the namespaces the chart's webhooks leave out, by name (invariant 15)
 WH_NS_SELECTOR='{matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, mkueue-system]}]}'
 
-# wh_start NAME CERTS: a certificate from certs/gen.sh into the folder CERTS,
-# and mkueue-webhook as component NAME on WH_PORT (metrics WH_MPORT) against
-# the manager, once ready and synced with both workers. Call bed_queues first.
+# wh_start NAME CERTS [FLAGS...]: a certificate from certs/gen.sh into the
+# folder CERTS, and mkueue-webhook (with FLAGS) as component NAME on WH_PORT
+# (metrics WH_MPORT) against the manager, once ready and synced with both
+# workers. Call bed_queues first.
 wh_start() {
     local name=$1 d=$2 w
+    shift 2
     "$MKUEUE_ROOT/certs/gen.sh" webhook "$d" >/dev/null
     # the label WH_NS_SELECTOR matches (set by Kubernetes itself; kept explicit)
     km label ns kube-system kubernetes.io/metadata.name=kube-system --overwrite >/dev/null
@@ -144,7 +146,7 @@ wh_start() {
     start_component "$name" "$BIN/mkueue-webhook" \
         --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" --namespace mkueue-system \
         --cert-dir "$d" --bind-address 127.0.0.1 --port "$WH_PORT" \
-        --metrics-bind-address 127.0.0.1 --metrics-port "$WH_MPORT"
+        --metrics-bind-address 127.0.0.1 --metrics-port "$WH_MPORT" "$@"
     eventually 30 curl -sf "http://127.0.0.1:$WH_MPORT/readyz" -o /dev/null
     for w in worker-1 worker-2; do
         eventually 30 bash -c "curl -sf http://127.0.0.1:$WH_MPORT/metrics |
