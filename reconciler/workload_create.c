@@ -5,13 +5,43 @@
 #include <string.h>
 
 #include "jsonx.h"
+#include "kinds/podgroup.h"
 #include "log.h"
 #include "pack.h"
+#include "podgroup.h"
 #include "quota.h"
 #include "wlstatus.h"
 
 static const char *LG = "workload";
 static const struct kc_resource WORKLOADS = {"kueue.x-k8s.io", "v1beta2", "workloads", 1};
+
+/* The Workload named wname in ns with owners and podsets (both stolen). */
+static json_t *assemble(const char *ns, const char *wname, json_t *owners, json_t *podsets,
+                        const char *queue, const char *priority_class, long long priority,
+                        char *err, size_t errlen)
+{
+    json_t *wl =
+        owners && podsets
+            ? json_pack("{s:s,s:s,s:{s:s,s:s,s:{},s:[s],s:o},s:{s:o,s:s,s:I,s:b}}", "apiVersion",
+                        "kueue.x-k8s.io/v1beta2", "kind", "Workload", "metadata", "name", wname,
+                        "namespace", ns, "labels", "finalizers", RC_FINALIZER, "ownerReferences",
+                        owners, "spec", "podSets", podsets, "queueName", queue, "priority",
+                        (json_int_t)priority, "active", 1)
+            : NULL;
+    if (!wl) {
+        if (!owners || !podsets) {
+            json_decref(owners);
+            json_decref(podsets);
+        }
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (priority_class && *priority_class)
+        jx_set(wl, "spec.priorityClassRef",
+               json_pack("{s:s,s:s,s:s}", "group", "scheduling.k8s.io", "kind", "PriorityClass",
+                         "name", priority_class));
+    return wl;
+}
 
 json_t *rc_build_workload(const struct mk_kind *k, const json_t *job, const char *queue,
                           const char *priority_class, long long priority, char *err, size_t errlen)
@@ -29,21 +59,49 @@ json_t *rc_build_workload(const struct mk_kind *k, const json_t *job, const char
     if (!podsets)
         return NULL;
     mk_api_version(k, av, sizeof(av));
-    json_t *wl = json_pack(
-        "{s:s,s:s,s:{s:s,s:s,s:{s:s},s:[s],s:[{s:s,s:s,s:s,s:s,s:b,s:b}]},s:{s:o,s:s,s:I,s:b}}",
-        "apiVersion", "kueue.x-k8s.io/v1beta2", "kind", "Workload", "metadata", "name", wname,
-        "namespace", ns, "labels", RC_JOB_UID, uid, "finalizers", RC_FINALIZER, "ownerReferences",
-        "apiVersion", av, "kind", k->kind, "name", name, "uid", uid, "controller", 1,
-        "blockOwnerDeletion", 1, "spec", "podSets", podsets, "queueName", queue, "priority",
-        (json_int_t)priority, "active", 1);
-    if (!wl) {
+    json_t *wl =
+        assemble(ns, wname,
+                 json_pack("[{s:s,s:s,s:s,s:s,s:b,s:b}]", "apiVersion", av, "kind", k->kind, "name",
+                           name, "uid", uid, "controller", 1, "blockOwnerDeletion", 1),
+                 podsets, queue, priority_class, priority, err, errlen);
+    if (wl)
+        jx_set_new_str(wl, "metadata.labels[" RC_JOB_UID "]", uid);
+    return wl;
+}
+
+json_t *rc_build_group_workload(const json_t *pods, const char *queue, const char *priority_class,
+                                long long priority, char *err, size_t errlen)
+{
+    json_t *first = json_array_get(pods, 0);
+    const char *ns = jx_str(first, "metadata.namespace");
+    const char *group = mk_pod_group_name(first);
+    if (!ns || !group) {
+        errf(err, errlen, MK_ERR_INVAL, "the pods have no namespace or group");
+        return NULL;
+    }
+    json_t *podsets = mk_pod_group_pod_sets(pods, err, errlen);
+    if (!podsets)
+        return NULL;
+    /* every pod owns it, none as its controller (Kueue's SetOwnerReference) */
+    json_t *owners = json_array();
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p)
+    {
+        const char *name = jx_str(p, "metadata.name"), *uid = jx_str(p, "metadata.uid");
+        if (owners && name && uid &&
+            json_array_append_new(owners, json_pack("{s:s,s:s,s:s,s:s}", "apiVersion", "v1", "kind",
+                                                    "Pod", "name", name, "uid", uid)) < 0) {
+            json_decref(owners);
+            owners = NULL;
+        }
+    }
+    json_t *wl = assemble(ns, group, owners, podsets, queue, priority_class, priority, err, errlen);
+    if (wl && jx_set_new_str(wl, "metadata.annotations[" MK_IS_GROUP_WORKLOAD "]", "true") < 0) {
+        json_decref(wl);
         errf(err, errlen, MK_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    if (priority_class && *priority_class)
-        jx_set(wl, "spec.priorityClassRef",
-               json_pack("{s:s,s:s,s:s}", "group", "scheduling.k8s.io", "kind", "PriorityClass",
-                         "name", priority_class));
     return wl;
 }
 
@@ -80,6 +138,15 @@ static const char *priority_of(struct rc_ctx *x, const json_t *wl, long long *va
     return pc;
 }
 
+/* The Workload of a job, or of a pod group when group (its pods) is given. */
+static json_t *build(const struct mk_kind *k, const json_t *job, const json_t *group,
+                     const char *queue, const char *pc, long long prio, char *err, size_t errlen)
+{
+    if (group)
+        return rc_build_group_workload(group, queue, pc, prio, err, errlen);
+    return rc_build_workload(k, job, queue, pc, prio, err, errlen);
+}
+
 static int init_status(struct rc_ctx *x, json_t *wl, const char *cq)
 {
     if (jx_get(wl, "status.admissionChecks"))
@@ -111,7 +178,7 @@ int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
 {
     const struct mk_kind *k = x->kinds[ki];
     json_t *job = rc_cache_get(x->jobs[ki], key);
-    json_t *wl = NULL, *created = NULL;
+    json_t *wl = NULL, *created = NULL, *group = NULL;
     int rc = 0;
     if (!job || rc_wl_deleting(job))
         goto out;
@@ -119,11 +186,6 @@ int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
     const char *queue = jx_str(job, "metadata.labels[" MK_QUEUE_LABEL "]");
     if (!ns || !queue)
         goto out;
-    if (k->gating == MK_GATE_POD && jx_str(job, "metadata.labels[" MK_POD_GROUP_LABEL "]")) {
-        /* one pod of a group alone would split the group (the webhook refuses them) */
-        LOG_W(LG, "pod groups are not dispatched yet: no Workload", "pod", key);
-        goto out;
-    }
     struct mkq_resolution res;
     char msg[300];
     int r = mkq_resolve(&x->q, ns, queue, &res, msg, sizeof(msg));
@@ -136,20 +198,29 @@ int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
         goto out;
     }
     char wname[320];
-    if (mk_workload_name(k->kind, k->group, jx_str(job, "metadata.name"),
-                         jx_str(job, "metadata.uid"), wname, sizeof(wname)) < 0)
+    if (mk_job_workload_name(k, job, wname, sizeof(wname)) < 0)
         goto out;
     wl = rc_cache_get_nsname(x->workloads, ns, wname);
     if (!wl) {
         char err[256];
+        /* a pod of a group: the group's Workload, once every pod exists */
+        if (k->gating == MK_GATE_POD && mk_pod_group_name(job) &&
+            !(group = rc_group_pods(x->jobs[ki], ns, mk_pod_group_name(job)))) {
+            rc = -1;
+            goto out;
+        }
         long long prio;
-        json_t *tmp = rc_build_workload(k, job, queue, NULL, 0, err, sizeof(err));
+        json_t *tmp = build(k, job, group, queue, NULL, 0, err, sizeof(err));
         const char *pc = tmp ? priority_of(x, tmp, &prio) : NULL;
-        json_t *obj = tmp ? rc_build_workload(k, job, queue, pc, prio, err, sizeof(err)) : NULL;
+        json_t *obj = tmp ? build(k, job, group, queue, pc, prio, err, sizeof(err)) : NULL;
         json_decref(tmp);
         if (!obj) {
-            LOG_W(LG, "cannot build the workload of a job", "job", key, "error", err);
-            goto out; /* retrying will not help until the job changes */
+            /* retrying will not help until the job (or a pod of its group) changes */
+            if (group)
+                LOG_I(LG, "no workload for the pod group yet", "pod", key, "error", err);
+            else
+                LOG_W(LG, "cannot build the workload of a job", "job", key, "error", err);
+            goto out;
         }
         struct kc_status st;
         if (kc_create(x->mgr, &WORKLOADS, ns, obj, &created, &st) < 0) {
@@ -168,6 +239,7 @@ int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
         rc = -1;
     rc_enqueue(x, 'q', cq);
 out:
+    json_decref(group);
     json_decref(created);
     json_decref(wl);
     json_decref(job);

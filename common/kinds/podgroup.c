@@ -91,8 +91,8 @@ static json_t *containers_shape(const json_t *containers)
     json_array_foreach(containers, i, c)
     {
         json_t *req = sorted_map(json_object_get(c, "resources"), "requests");
-        json_t *one = json_pack("{s:o,s:{s:o}}", "ports", or_null(c, "ports"), "resources",
-                                "requests", req);
+        json_t *one =
+            json_pack("{s:o,s:{s:o}}", "ports", or_null(c, "ports"), "resources", "requests", req);
         if (!out || !one || json_array_append_new(out, one) < 0) {
             json_decref(out);
             return NULL;
@@ -131,15 +131,16 @@ static char *go_escape(const char *s)
 int mk_role_hash_of_spec(const json_t *spec, char *out)
 {
     /* the shape's keys in Go's order for a map: sorted */
-    json_t *shape = json_pack(
-        "{s:{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}}", "spec", "affinity",
-        or_null(spec, "affinity"), "containers", containers_shape(json_object_get(spec, "containers")),
-        "initContainers", containers_shape(json_object_get(spec, "initContainers")),
-        "nodeSelector", sorted_map(spec, "nodeSelector"), "overhead", sorted_map(spec, "overhead"),
-        "priority", or_null(spec, "priority"), "resourceClaims", or_null(spec, "resourceClaims"),
-        "runtimeClassName", or_null(spec, "runtimeClassName"), "tolerations",
-        or_null(spec, "tolerations"), "topologySpreadConstraints",
-        or_null(spec, "topologySpreadConstraints"));
+    json_t *shape =
+        json_pack("{s:{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}}", "spec", "affinity",
+                  or_null(spec, "affinity"), "containers",
+                  containers_shape(json_object_get(spec, "containers")), "initContainers",
+                  containers_shape(json_object_get(spec, "initContainers")), "nodeSelector",
+                  sorted_map(spec, "nodeSelector"), "overhead", sorted_map(spec, "overhead"),
+                  "priority", or_null(spec, "priority"), "resourceClaims",
+                  or_null(spec, "resourceClaims"), "runtimeClassName",
+                  or_null(spec, "runtimeClassName"), "tolerations", or_null(spec, "tolerations"),
+                  "topologySpreadConstraints", or_null(spec, "topologySpreadConstraints"));
     char *dump = shape ? json_dumps(shape, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     json_decref(shape);
     char *go = dump ? go_escape(dump) : NULL;
@@ -227,12 +228,13 @@ static json_t **members(const json_t *pods, size_t *n, long long *total, char *e
         long long t = mk_pod_group_total(v[i], e2, sizeof(e2));
         if (!q || !queue || strcmp(q, queue) != 0) {
             errf(err, errlen, MK_ERR_INVAL, "pods '%s' and '%s' has different queue names: %s!=%s",
-                 jx_str(v[0], "metadata.name"), jx_str(v[i], "metadata.name"),
-                 queue ? queue : "", q ? q : "");
+                 jx_str(v[0], "metadata.name"), jx_str(v[i], "metadata.name"), queue ? queue : "",
+                 q ? q : "");
             goto fail;
         }
         if (t != *total) {
-            errf(err, errlen, MK_ERR_INVAL, "pods '%s' and '%s' has different '%s' values: %lld!=%lld",
+            errf(err, errlen, MK_ERR_INVAL,
+                 "pods '%s' and '%s' has different '%s' values: %lld!=%lld",
                  jx_str(v[0], "metadata.name"), jx_str(v[i], "metadata.name"),
                  MK_POD_GROUP_TOTAL_ANNOTATION, *total, t);
             goto fail;
@@ -293,7 +295,7 @@ json_t *mk_pod_group_pod_sets(const json_t *pods, char *err, size_t errlen)
     }
     /* Kueue sorts the roles by name */
     size_t np = json_array_size(out);
-    json_t *sorted[MK_MAX_PODSETS];
+    json_t *sorted[MK_MAX_PODSETS] = {0};
     for (size_t i = 0; i < np; i++)
         sorted[i] = json_incref(json_array_get(out, i));
     qsort(sorted, np, sizeof(*sorted), by_podset_name);

@@ -103,8 +103,9 @@ static void test_partial_or_inconsistent_groups_wait(void **state)
     json_decref(ps);
     json_array_append_new(pods, gpod("e", "1", "4", NULL));
     assert_null(mk_pod_group_pod_sets(pods, err, sizeof(err)));
-    assert_string_equal(err, "pods 'a' and 'e' has different 'kueue.x-k8s.io/pod-group-total-count' "
-                             "values: 3!=4");
+    assert_string_equal(err,
+                        "pods 'a' and 'e' has different 'kueue.x-k8s.io/pod-group-total-count' "
+                        "values: 3!=4");
     json_decref(pods);
     json_t *p = gpod("x", "1", "0", NULL);
     assert_int_equal(mk_pod_group_total(p, err, sizeof(err)), -1);
