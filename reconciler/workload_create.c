@@ -138,6 +138,15 @@ static const char *priority_of(struct rc_ctx *x, const json_t *wl, long long *va
     return pc;
 }
 
+/* A pod the webhook marked as a StatefulSet's (or LeaderWorkerSet's): its
+ * owner's Workload covers it, so it has none of its own. */
+static int owned_by_set(const json_t *pod)
+{
+    const char *p = jx_str(pod, "metadata.annotations[" MK_POD_SUSPENDING_PARENT "]");
+    return p && (strcmp(p, "statefulset") == 0 ||
+                 strcmp(p, "leaderworkerset.x-k8s.io/leaderworkerset") == 0);
+}
+
 /* The Workload of a job, or of a pod group when group (its pods) is given. */
 static json_t *build(const struct mk_kind *k, const json_t *job, const json_t *group,
                      const char *queue, const char *pc, long long prio, char *err, size_t errlen)
@@ -186,6 +195,10 @@ int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
     const char *queue = jx_str(job, "metadata.labels[" MK_QUEUE_LABEL "]");
     if (!ns || !queue)
         goto out;
+    if (k->gating == MK_GATE_POD && owned_by_set(job)) {
+        LOG_D(LG, "a pod of a StatefulSet: the set is dispatched whole", "pod", key);
+        goto out;
+    }
     struct mkq_resolution res;
     char msg[300];
     int r = mkq_resolve(&x->q, ns, queue, &res, msg, sizeof(msg));
