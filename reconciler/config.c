@@ -519,9 +519,10 @@ int rc_kind_dispatchable(const struct mk_kind *k)
 {
     if (k->gating == MK_GATE_MANAGED_BY)
         return k->status_sync == MK_STATUS_WHOLE;
-    /* Pods (alone or in groups; a Deployment's pods are Pods) and the
-     * StatefulSet as a whole; LeaderWorkerSet not yet */
-    return k->gating == MK_GATE_POD || strcmp(k->kind, "StatefulSet") == 0;
+    /* Pods (alone or in groups; a Deployment's pods are Pods), the
+     * StatefulSet as a whole, the LeaderWorkerSet one Workload per replica */
+    return k->gating == MK_GATE_POD || strcmp(k->kind, "StatefulSet") == 0 ||
+           strcmp(k->kind, "LeaderWorkerSet") == 0;
 }
 
 const struct mk_kind *rc_integration_kind(const char *name, char *why, size_t whylen)

@@ -10,9 +10,11 @@
 #include "events.h"
 #include "jobsync.h"
 #include "jsonx.h"
+#include "kinds/adapters.h"
 #include "log.h"
 #include "pack.h"
 #include "podgroup.h"
+#include "components.h"
 #include "probe.h"
 #include "why.h"
 #include "wlstatus.h"
@@ -281,9 +283,15 @@ static json_t *remote_job(struct rc_ctx *x, struct held *h, size_t n, struct mkc
         return json_incref(json_array_get(h->rmembers[n], 0));
     }
     json_t *job = rc_cache_get_nsname(mkcs_conn_cache(c, (size_t)(1 + ki)), ns, name);
-    (void)x;
     const char *pb = rc_prebuilt_name(job);
-    if (job && (!pb || strcmp(pb, wl_name) != 0)) {
+    /* A kind without the prebuilt label (LeaderWorkerSet) has one copy for
+     * all its Workloads: this one's only where this one's copy is (never
+     * an orphan to remove while a sibling's Workload uses it) */
+    if (job && !x->kinds[ki]->prebuilt_allowed && !h->remotes[n].wl) {
+        json_decref(job);
+        return NULL;
+    }
+    if (job && x->kinds[ki]->prebuilt_allowed && (!pb || strcmp(pb, wl_name) != 0)) {
         /* ours (origin label) but for another Workload: the GC's business */
         json_decref(job);
         return NULL;
@@ -343,6 +351,44 @@ static void observe_remote(struct rc_ctx *x, struct held *h, size_t n, const cha
     }
 }
 
+/* A LeaderWorkerSet's Workload (components.h): the one worker its first
+ * component got, or nothing decided while that is unknown (as when the
+ * group cannot be read). Once it has a worker, the components still
+ * without one are reconciled. Returns 0 when it waits. */
+static int place_component(struct rc_ctx *x, struct held *h)
+{
+    struct rc_obs *o = &h->obs;
+    char cl[254];
+    json_t *late = NULL;
+    long long expected = o->job ? mk_lws_replicas(o->job) : 0;
+    enum rc_component c = rc_component_place(x->workloads, o->wl, expected, cl, sizeof(cl), &late);
+    size_t i;
+    json_t *k;
+    int nudge = jx_str(o->wl, "status.clusterName") || c == RC_COMPONENT_FOLLOW;
+    json_array_foreach(late, i, k)
+    {
+        if (nudge)
+            rc_enqueue(x, 'w', json_string_value(k));
+    }
+    json_decref(late);
+    if (c == RC_COMPONENT_FOLLOW) {
+        json_t *one = NULL;
+        json_array_foreach(h->clusters, i, k)
+        {
+            if (strcmp(json_string_value(k), cl) == 0)
+                one = json_pack("[s]", cl);
+        }
+        json_decref(h->clusters);
+        h->clusters = one ? one : json_array();
+        c = one ? c : RC_COMPONENT_WAIT;
+    }
+    if (c == RC_COMPONENT_WAIT && !jx_str(o->wl, "status.clusterName")) {
+        o->group_unknown = 1;
+        return 0;
+    }
+    return 1;
+}
+
 static int observe(struct rc_ctx *x, const char *key, struct held *h)
 {
     struct rc_obs *o = &h->obs;
@@ -398,6 +444,8 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
         LOG_D(LG, "group not readable", "workload", key, "reason", why);
         return 0;
     }
+    if (o->kind == &mk_kind_leaderworkerset && !place_component(x, h))
+        return 0;
     h->drift = drift_marks(x, key, jx_str(wl, "metadata.uid"));
     const char *jname = jx_str(owner, "name");
     long long now = clk_now_ms();
@@ -618,7 +666,10 @@ static int copy_job(struct rc_ctx *x, struct held *h, int i, const json_t *job, 
         return -1;
     struct kc_resource res = mk_kind_resource(h->obs.kind);
     int created;
-    int rc = create_remote(x, h, i, &res, copy, wname, &created);
+    /* a copy without the prebuilt label (LeaderWorkerSet) is shared by the
+     * job's Workloads: ours by its origin alone */
+    int rc =
+        create_remote(x, h, i, &res, copy, h->obs.kind->prebuilt_allowed ? wname : NULL, &created);
     if (rc == 0 && created)
         LOG_I(LG, "remote job created", "cluster", h->remotes[i].cluster, "namespace",
               jx_str(copy, "metadata.namespace"), "job", jx_str(copy, "metadata.name"));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "jsonx.h"
+#include "kinds/adapters.h"
 #include "kinds/podgroup.h"
 #include "log.h"
 #include "pack.h"
@@ -183,11 +184,78 @@ static int init_status(struct rc_ctx *x, json_t *wl, const char *cq)
     return rc < 0 ? -1 : 0;
 }
 
+/* One Workload of a LeaderWorkerSet: replica `index`'s, as Kueue names and
+ * annotates it (the component index and the owner, which the dispatch
+ * reads to place every replica on one worker). */
+static int as_component(json_t *wl, const json_t *lws, long long index, const char *wname)
+{
+    char idx[24], gvk[160], av[128];
+    snprintf(idx, sizeof(idx), "%lld", index);
+    mk_api_version(&mk_kind_leaderworkerset, av, sizeof(av));
+    snprintf(gvk, sizeof(gvk), "%s, Kind=%s", av, mk_kind_leaderworkerset.kind);
+    return jx_set_new_str(wl, "metadata.name", wname) < 0 ||
+                   jx_set_new_str(wl, "metadata.annotations[" MK_COMPONENT_INDEX "]", idx) < 0 ||
+                   jx_set_new_str(wl, "metadata.annotations[" MK_JOB_OWNER_GVK "]", gvk) < 0 ||
+                   jx_set_new_str(wl, "metadata.annotations[" MK_JOB_OWNER_NAME "]",
+                                  jx_str(lws, "metadata.name")) < 0
+               ? -1
+               : 0;
+}
+
+/* Creates Workload wname of the job (of its pod group when group is given,
+ * of replica `index` of a LeaderWorkerSet when index >= 0) when missing, and
+ * its initial status. Returns 0 or -1 (retry). */
+static int ensure(struct rc_ctx *x, const struct mk_kind *k, const json_t *job, const json_t *group,
+                  long long index, const char *queue, const char *wname, const char *key,
+                  const char *cq)
+{
+    const char *ns = jx_str(job, "metadata.namespace");
+    json_t *wl = rc_cache_get_nsname(x->workloads, ns, wname), *created = NULL;
+    int rc = 0;
+    if (!wl) {
+        char err[256];
+        long long prio;
+        json_t *tmp = build(k, job, group, queue, NULL, 0, err, sizeof(err));
+        const char *pc = tmp ? priority_of(x, tmp, &prio) : NULL;
+        json_t *obj = tmp ? build(k, job, group, queue, pc, prio, err, sizeof(err)) : NULL;
+        json_decref(tmp);
+        if (obj && index >= 0 && as_component(obj, job, index, wname) < 0) {
+            json_decref(obj);
+            obj = NULL;
+            snprintf(err, sizeof(err), "out of memory");
+        }
+        if (!obj) {
+            /* retrying will not help until the job (or a pod of its group) changes */
+            if (group)
+                LOG_I(LG, "no workload for the pod group yet", "pod", key, "error", err);
+            else
+                LOG_W(LG, "cannot build the workload of a job", "job", key, "error", err);
+            return 0;
+        }
+        struct kc_status st;
+        if (kc_create(x->mgr, &WORKLOADS, ns, obj, &created, &st) < 0) {
+            json_decref(obj);
+            if (!kc_is_already_exists(&st)) {
+                LOG_W(LG, "workload not created", "job", key, "error", st.message);
+                return -1;
+            }
+            return 0; /* an existing one comes through the cache */
+        }
+        json_decref(obj);
+        LOG_I(LG, "workload created", "job", key, "workload", wname);
+        wl = created;
+    }
+    if (init_status(x, wl, cq) < 0)
+        rc = -1;
+    json_decref(wl);
+    return rc;
+}
+
 int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
 {
     const struct mk_kind *k = x->kinds[ki];
     json_t *job = rc_cache_get(x->jobs[ki], key);
-    json_t *wl = NULL, *created = NULL, *group = NULL;
+    json_t *group = NULL;
     int rc = 0;
     if (!job || rc_wl_deleting(job))
         goto out;
@@ -211,50 +279,30 @@ int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
         goto out;
     }
     char wname[320];
+    if (k == &mk_kind_leaderworkerset) {
+        /* one Workload per replica (Kueue's leaderworkerset integration) */
+        long long n = mk_lws_replicas(job);
+        if (n < 0)
+            LOG_W(LG, "cannot build the workloads of a LeaderWorkerSet", "job", key, "error",
+                  "spec.replicas must be an integer from 0 to 1000");
+        for (long long i = 0; i < n && mk_lws_workload_name(job, i, wname, sizeof(wname)) == 0; i++)
+            if (ensure(x, k, job, NULL, i, queue, wname, key, cq) < 0)
+                rc = -1;
+        rc_enqueue(x, 'q', cq);
+        goto out;
+    }
     if (mk_job_workload_name(k, job, wname, sizeof(wname)) < 0)
         goto out;
-    wl = rc_cache_get_nsname(x->workloads, ns, wname);
-    if (!wl) {
-        char err[256];
-        /* a pod of a group: the group's Workload, once every pod exists */
-        if (k->gating == MK_GATE_POD && mk_pod_group_name(job) &&
-            !(group = rc_group_pods(x->jobs[ki], ns, mk_pod_group_name(job)))) {
-            rc = -1;
-            goto out;
-        }
-        long long prio;
-        json_t *tmp = build(k, job, group, queue, NULL, 0, err, sizeof(err));
-        const char *pc = tmp ? priority_of(x, tmp, &prio) : NULL;
-        json_t *obj = tmp ? build(k, job, group, queue, pc, prio, err, sizeof(err)) : NULL;
-        json_decref(tmp);
-        if (!obj) {
-            /* retrying will not help until the job (or a pod of its group) changes */
-            if (group)
-                LOG_I(LG, "no workload for the pod group yet", "pod", key, "error", err);
-            else
-                LOG_W(LG, "cannot build the workload of a job", "job", key, "error", err);
-            goto out;
-        }
-        struct kc_status st;
-        if (kc_create(x->mgr, &WORKLOADS, ns, obj, &created, &st) < 0) {
-            json_decref(obj);
-            if (!kc_is_already_exists(&st)) {
-                LOG_W(LG, "workload not created", "job", key, "error", st.message);
-                rc = -1;
-            }
-            goto out; /* an existing one comes through the cache */
-        }
-        json_decref(obj);
-        LOG_I(LG, "workload created", "job", key, "workload", wname);
-        wl = json_incref(created);
-    }
-    if (init_status(x, wl, cq) < 0)
+    /* a pod of a group: the group's Workload, once every pod exists */
+    if (k->gating == MK_GATE_POD && mk_pod_group_name(job) &&
+        !(group = rc_group_pods(x->jobs[ki], ns, mk_pod_group_name(job)))) {
         rc = -1;
+        goto out;
+    }
+    rc = ensure(x, k, job, group, -1, queue, wname, key, cq);
     rc_enqueue(x, 'q', cq);
 out:
     json_decref(group);
-    json_decref(created);
-    json_decref(wl);
     json_decref(job);
     return rc;
 }

@@ -4,7 +4,9 @@
 # until all its pods exist, then runs whole on one worker (KWOK), its pods'
 # status mirrored back, and finishes and is cleaned up together. A
 # StatefulSet is one Workload of `replicas` pods: the set runs on one
-# worker, its manager pods stay gated, deleting it removes the copies.
+# worker, its manager pods stay gated, deleting it removes the copies. A
+# LeaderWorkerSet is one Workload per replica, all on the worker the first
+# one got (the manager runs no LeaderWorkerSet controller: no pods there).
 #
 # Ports: MKUEUE_WEBHOOK_PORT (HTTPS) and MKUEUE_WEBHOOK_METRICS_PORT, as
 # 20-webhook.bats and 45-reconciler-pods.bats (never run at the same time).
@@ -17,12 +19,14 @@ WH_PORT=${MKUEUE_WEBHOOK_PORT:-16446}
 WH_MPORT=${MKUEUE_WEBHOOK_METRICS_PORT:-16447}
 LOG=$MKUEUE_E2E_DIR/logs/rc-groups.log
 
-# The mutating webhooks for pods and StatefulSets, as the chart registers them.
+# The mutating webhooks for pods, StatefulSets and LeaderWorkerSets, as the
+# chart registers them.
 register() {
     local ca entries="" spec name path group res ops
     ca=$(base64 -w0 <"$MKUEUE_E2E_DIR/webhook-certs-groups/ca.crt")
     for spec in "pod /mutate--v1-pod '' pods CREATE" \
-        "statefulset /mutate-apps-v1-statefulset apps statefulsets CREATE,UPDATE"; do
+        "statefulset /mutate-apps-v1-statefulset apps statefulsets CREATE,UPDATE" \
+        "lws /mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset leaderworkerset.x-k8s.io leaderworkersets CREATE,UPDATE"; do
         eval "set -- $spec"; name=$1 path=$2 group=$3 res=$4 ops=$5
         entries+="
 - name: mutate-$name.mkueue.x-k8s.io
@@ -194,4 +198,44 @@ YAML
     eventually 30 is_eq "" km -n "$NS" get workloads -o name
     eventually 30 is_eq "" jp "$c" -n "$NS" statefulset s -o name
     eventually 30 no_remote_objects_here app=s
+}
+
+@test "LeaderWorkerSet of 3 replicas: a Workload each, all on the first one's worker; deletion removes every Workload everywhere" {
+    km apply -f - >/dev/null <<YAML
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {namespace: $NS, name: l, labels: {kueue.x-k8s.io/queue-name: team-a}}
+spec:
+  replicas: 3
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      metadata: {annotations: {mkueue.test/result: Running}}
+      spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]}
+    workerTemplate:
+      metadata: {annotations: {mkueue.test/result: Running}}
+      spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]}
+YAML
+    # the webhook marked both templates
+    eq leaderworkerset.x-k8s.io/leaderworkerset "$(jp manager -n "$NS" leaderworkerset l -o jsonpath='{.spec.leaderWorkerTemplate.workerTemplate.metadata.annotations.kueue\.x-k8s\.io/pod-suspending-parent}')"
+    eq team-a "$(jp manager -n "$NS" leaderworkerset l -o jsonpath='{.spec.leaderWorkerTemplate.leaderTemplate.metadata.labels.kueue\.x-k8s\.io/queue-name}')"
+    # one Workload per replica, Kueue's names and pod sets
+    wls() { km -n "$NS" get workloads -o jsonpath='{range .items[*]}{.metadata.annotations.kueue\.x-k8s\.io/component-workload-index}{" "}{.status.admissionChecks[0].state}{" "}{.status.clusterName}{"\n"}{end}' 2>/dev/null | sort; }
+    ready3() { [ "$(wls | awk '$2 == "Ready"' | wc -l)" = 3 ]; }
+    eventually 60 ready3
+    eq 1 "$(wls | awk '{print $3}' | sort -u | wc -l)"
+    c=$(wls | awk 'NR == 1 {print $3}')
+    other=worker-1; [ "$c" = worker-1 ] && other=worker-2
+    eq "0 1 2" "$(wls | awk '{print $1}' | xargs)"
+    eq "leader worker" "$(km -n "$NS" get workloads -o jsonpath='{.items[0].spec.podSets[*].name}')"
+    # the set runs there, every replica (leader and worker each), nothing elsewhere
+    eventually 60 is_eq 6 running_on "$c" leaderworkerset.sigs.k8s.io/name=l
+    eq 0 "$(remote_pods "$other" leaderworkerset.sigs.k8s.io/name=l)"
+    eq "" "$(jp "$other" -n "$NS" leaderworkerset l -o name)"
+    eq "" "$(rc_remote_wls "$other" "$NS")"
+    none_on_manager_nodes
+    km -n "$NS" delete leaderworkerset l >/dev/null
+    eventually 30 is_eq "" km -n "$NS" get workloads -o name
+    eventually 30 is_eq "" jp "$c" -n "$NS" leaderworkerset l -o name
+    eventually 60 no_remote_objects_here leaderworkerset.sigs.k8s.io/name=l
 }

@@ -87,7 +87,7 @@ kinds:
 - {kind: RayCluster, group: ray.io, version: v1, resource: rayclusters}
 - {kind: RayService, group: ray.io, version: v1, resource: rayservices}
 - {kind: AppWrapper, group: workload.codeflare.dev, version: v1beta2, resource: appwrappers}
-- {kind: LeaderWorkerSet, group: leaderworkerset.x-k8s.io, version: v1, resource: leaderworkersets, mutateUpdate: true, podBased: true, dispatch: false}
+- {kind: LeaderWorkerSet, group: leaderworkerset.x-k8s.io, version: v1, resource: leaderworkersets, mutateUpdate: true, podBased: true}
 {{- end -}}
 
 {{/* The enabled kinds as YAML `kinds: [...]`; fails on a name the table lacks. */}}
