@@ -40,10 +40,12 @@ void rc_config_defaults(struct rc_config *c)
         if (!rc_kind_dispatchable(k))
             continue;
         char *d = c->integrations[c->nintegrations++];
-        /* Kueue's framework names: "batch/job", but "pod" for the core group */
-        size_t skip = k->group[0] ? strlen(k->group) + 1 : 0;
-        size_t n = (size_t)snprintf(d, sizeof(c->integrations[0]), "%s%s%s", k->group,
-                                    k->group[0] ? "/" : "", k->kind);
+        /* Kueue's framework names: "batch/job", but "pod" and "statefulset"
+         * for the core and apps groups */
+        int bare = !k->group[0] || strcmp(k->group, "apps") == 0;
+        size_t skip = bare ? 0 : strlen(k->group) + 1;
+        size_t n = (size_t)snprintf(d, sizeof(c->integrations[0]), "%s%s%s", bare ? "" : k->group,
+                                    bare ? "" : "/", k->kind);
         for (size_t j = skip; j < n && j < sizeof(c->integrations[0]); j++)
             d[j] = (char)tolower((unsigned char)d[j]);
     }
@@ -554,8 +556,10 @@ int rc_kind_dispatchable(const struct mk_kind *k)
 {
     if (k->gating == MK_GATE_MANAGED_BY)
         return k->status_sync == MK_STATUS_WHOLE;
-    /* single Pods; Deployment, StatefulSet and LeaderWorkerSet not yet */
-    return k->gating == MK_GATE_POD;
+    /* Pods (alone or in groups; a Deployment's pods are Pods), the
+     * StatefulSet as a whole, the LeaderWorkerSet one Workload per replica */
+    return k->gating == MK_GATE_POD || strcmp(k->kind, "StatefulSet") == 0 ||
+           strcmp(k->kind, "LeaderWorkerSet") == 0;
 }
 
 const struct mk_kind *rc_integration_kind(const char *name, char *why, size_t whylen)

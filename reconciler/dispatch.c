@@ -10,8 +10,11 @@
 #include "events.h"
 #include "jobsync.h"
 #include "jsonx.h"
+#include "kinds/adapters.h"
 #include "log.h"
 #include "pack.h"
+#include "podgroup.h"
+#include "components.h"
 #include "probe.h"
 #include "why.h"
 #include "wlstatus.h"
@@ -196,6 +199,11 @@ struct held {
     char now[32];
     json_t *clusters;
     json_t *drift; /* the Workload's drift marks (drift_marks), owned */
+    /* A pod group's Workload: its manager pods, and each cluster's copies of
+     * them (podgroup.h; owned); obs.job and remotes[].job are their first. */
+    int group;
+    json_t *members;
+    json_t *rmembers[RC_MAX_CLUSTERS * 2];
     struct rc_nomination nom;
     int have_nom;
     int status_written;      /* a plan's Workload status write succeeded (its nomination) */
@@ -210,8 +218,10 @@ static void release(struct held *h)
     for (size_t i = 0; i < h->obs.nremotes; i++) {
         json_decref(h->remotes[i].wl);
         json_decref(h->remotes[i].job);
+        json_decref(h->rmembers[i]);
         mkcs_put(h->conns[i]);
     }
+    json_decref(h->members);
     json_decref(h->obs.wl);
     json_decref(h->obs.job);
     json_decref(h->clusters);
@@ -252,15 +262,36 @@ static json_t *owner_job(struct rc_ctx *x, struct held *h, json_t *owner, int *g
     return NULL;
 }
 
-static json_t *remote_job(struct rc_ctx *x, struct mkcs_conn *c, int ki, const char *ns,
-                          const char *name, const char *wl_name)
+/* A pod group's manager pods (h->members): the first of them (new
+ * reference), NULL when none; *gone when the cache, synced, shows none. */
+static json_t *group_job(struct rc_ctx *x, struct held *h, int *gone)
+{
+    struct kcache *cache = x->jobs[h->kind_index];
+    h->members = rc_group_pods(cache, jx_str(h->obs.wl, "metadata.namespace"),
+                               jx_str(h->obs.wl, "metadata.name"));
+    *gone = h->members && json_array_size(h->members) == 0 && kcache_synced(cache);
+    return json_incref(json_array_get(h->members, 0));
+}
+
+static json_t *remote_job(struct rc_ctx *x, struct held *h, size_t n, struct mkcs_conn *c, int ki,
+                          const char *ns, const char *name, const char *wl_name)
 {
     if (ki < 0 || !name)
         return NULL;
+    if (h->group) {
+        h->rmembers[n] = rc_group_remote_pods(mkcs_conn_cache(c, (size_t)(1 + ki)), ns, wl_name);
+        return json_incref(json_array_get(h->rmembers[n], 0));
+    }
     json_t *job = rc_cache_get_nsname(mkcs_conn_cache(c, (size_t)(1 + ki)), ns, name);
-    (void)x;
     const char *pb = rc_prebuilt_name(job);
-    if (job && (!pb || strcmp(pb, wl_name) != 0)) {
+    /* A kind without the prebuilt label (LeaderWorkerSet) has one copy for
+     * all its Workloads: this one's only where this one's copy is (never
+     * an orphan to remove while a sibling's Workload uses it) */
+    if (job && !x->kinds[ki]->prebuilt_allowed && !h->remotes[n].wl) {
+        json_decref(job);
+        return NULL;
+    }
+    if (job && x->kinds[ki]->prebuilt_allowed && (!pb || strcmp(pb, wl_name) != 0)) {
         /* ours (origin label) but for another Workload: the GC's business */
         json_decref(job);
         return NULL;
@@ -316,8 +347,46 @@ static void observe_remote(struct rc_ctx *x, struct held *h, size_t n, const cha
         r->create_err = h->cerr[n];
     if (c) {
         r->wl = rc_cache_get(mkcs_conn_cache(c, RC_WATCH_WORKLOADS), key);
-        r->job = remote_job(x, c, h->kind_index, ns, jname, wname);
+        r->job = remote_job(x, h, n, c, h->kind_index, ns, jname, wname);
     }
+}
+
+/* A LeaderWorkerSet's Workload (components.h): the one worker its first
+ * component got, or nothing decided while that is unknown (as when the
+ * group cannot be read). Once it has a worker, the components still
+ * without one are reconciled. Returns 0 when it waits. */
+static int place_component(struct rc_ctx *x, struct held *h)
+{
+    struct rc_obs *o = &h->obs;
+    char cl[254];
+    json_t *late = NULL;
+    long long expected = o->job ? mk_lws_replicas(o->job) : 0;
+    enum rc_component c = rc_component_place(x->workloads, o->wl, expected, cl, sizeof(cl), &late);
+    size_t i;
+    json_t *k;
+    int nudge = jx_str(o->wl, "status.clusterName") || c == RC_COMPONENT_FOLLOW;
+    json_array_foreach(late, i, k)
+    {
+        if (nudge)
+            rc_enqueue(x, 'w', json_string_value(k));
+    }
+    json_decref(late);
+    if (c == RC_COMPONENT_FOLLOW) {
+        json_t *one = NULL;
+        json_array_foreach(h->clusters, i, k)
+        {
+            if (strcmp(json_string_value(k), cl) == 0)
+                one = json_pack("[s]", cl);
+        }
+        json_decref(h->clusters);
+        h->clusters = one ? one : json_array();
+        c = one ? c : RC_COMPONENT_WAIT;
+    }
+    if (c == RC_COMPONENT_WAIT && !jx_str(o->wl, "status.clusterName")) {
+        o->group_unknown = 1;
+        return 0;
+    }
+    return 1;
 }
 
 /* The Workload's owner: its kind's adapter, the local job, whether it is ours. */
@@ -334,7 +403,8 @@ static void observe_owner(struct rc_ctx *x, struct held *h, json_t *owner)
         return;
     o->kind = k;
     o->managed_by_honoured = x->managed_by_kept[h->kind_index];
-    o->job = owner_job(x, h, owner, &o->job_gone);
+    h->group = k->gating == MK_GATE_POD && rc_is_group_workload(o->wl);
+    o->job = h->group ? group_job(x, h, &o->job_gone) : owner_job(x, h, owner, &o->job_gone);
     /* a kind without managedBy (Pod) is always Kueue's, as in Kueue's
      * pod adapter (IsJobManagedByKueue) */
     o->managed =
@@ -379,7 +449,7 @@ static void observe_nomination(struct rc_ctx *x, struct held *h, const char *key
     if (rs)
         round = *rs;
     pthread_mutex_unlock(&x->mu);
-    if (rc_nominate(x->cfg->dispatcher, h->clusters, connected,
+    if (h->clusters && rc_nominate(x->cfg->dispatcher, h->clusters, connected,
                     jx_get(o->wl, "status.nominatedClusterNames"), x->cfg->step_size,
                     x->cfg->round_ms, round, now, &h->nom) == 0) {
         h->have_nom = 1;
@@ -429,6 +499,8 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
         LOG_D(LG, "group not readable", "workload", key, "reason", why);
         return 0;
     }
+    if (o->kind == &mk_kind_leaderworkerset && !place_component(x, h))
+        return 0;
     h->drift = drift_marks(x, key, jx_str(wl, "metadata.uid"));
     long long now = clk_now_ms();
     int connected[RC_MAX_CLUSTERS] = {0};
@@ -512,6 +584,23 @@ static int wl_status(struct rc_ctx *x, json_t **cur, json_t *status)
     return wl_patch(x, cur, status, 1);
 }
 
+/* Deletes a remote job (Background, preconditioned on its UID). */
+static int delete_remote_job(struct rc_ctx *x, struct held *h, int i, const json_t *job)
+{
+    struct kc_client *c = mkcs_conn_client(h->conns[i]);
+    struct kc_resource res = mk_kind_resource(h->obs.kind);
+    struct kc_status st;
+    const char *name = jx_str(job, "metadata.name");
+    if (kc_delete(c, &res, jx_str(job, "metadata.namespace"), name, "Background",
+                  jx_str(job, "metadata.uid"), &st) < 0 &&
+        !kc_is_not_found(&st) && st.http != 409) {
+        remote_failed(x, h, h->remotes[i].cluster, "delete job", name, &st);
+        return -1;
+    }
+    LOG_I(LG, "remote job deleted", "cluster", h->remotes[i].cluster, "job", name);
+    return 0;
+}
+
 static int remove_remote(struct rc_ctx *x, struct held *h, int i)
 {
     struct rc_remote *r = &h->remotes[i];
@@ -520,16 +609,12 @@ static int remove_remote(struct rc_ctx *x, struct held *h, int i)
     if (!c)
         return -1;
     if (r->job && h->obs.kind) {
-        struct kc_resource res = mk_kind_resource(h->obs.kind);
-        if (kc_delete(c, &res, jx_str(r->job, "metadata.namespace"),
-                      jx_str(r->job, "metadata.name"), "Background", jx_str(r->job, "metadata.uid"),
-                      &st) < 0 &&
-            !kc_is_not_found(&st) && st.http != 409) {
-            remote_failed(x, h, r->cluster, "delete job", jx_str(r->job, "metadata.name"), &st);
-            return -1;
-        }
-        LOG_I(LG, "remote job deleted", "cluster", r->cluster, "job",
-              jx_str(r->job, "metadata.name"));
+        /* a pod group: every copy of its pods (Kueue's DeleteRemoteObject) */
+        size_t j, n = h->group ? json_array_size(h->rmembers[i]) : 1;
+        for (j = 0; j < n; j++)
+            if (delete_remote_job(x, h, i, h->group ? json_array_get(h->rmembers[i], j) : r->job) <
+                0)
+                return -1;
     }
     if (r->wl) {
         const char *ns = jx_str(r->wl, "metadata.namespace"), *n = jx_str(r->wl, "metadata.name");
@@ -594,6 +679,25 @@ static int create_remote(struct rc_ctx *x, struct held *h, int i, const struct k
     return 0;
 }
 
+/* Creates the worker's copy of one local job (or pod of a group). */
+static int copy_job(struct rc_ctx *x, struct held *h, int i, const json_t *job, const char *wname)
+{
+    json_t *copy = mk_remote_copy(h->obs.kind, job, x->cfg->origin, wname);
+    if (!copy)
+        return -1;
+    struct kc_resource res = mk_kind_resource(h->obs.kind);
+    int created;
+    /* a copy without the prebuilt label (LeaderWorkerSet) is shared by the
+     * job's Workloads: ours by its origin alone */
+    int rc =
+        create_remote(x, h, i, &res, copy, h->obs.kind->prebuilt_allowed ? wname : NULL, &created);
+    if (rc == 0 && created)
+        LOG_I(LG, "remote job created", "cluster", h->remotes[i].cluster, "namespace",
+              jx_str(copy, "metadata.namespace"), "job", jx_str(copy, "metadata.name"));
+    json_decref(copy);
+    return rc;
+}
+
 static int create_remote_job(struct rc_ctx *x, struct held *h, int i, json_t *cur)
 {
     const char *cn = jx_str(cur, "status.clusterName");
@@ -604,28 +708,27 @@ static int create_remote_job(struct rc_ctx *x, struct held *h, int i, json_t *cu
     }
     if (!h->obs.job || !h->obs.kind)
         return -1;
-    const char *wname = jx_str(cur, "metadata.name");
-    json_t *copy = mk_remote_copy(h->obs.kind, h->obs.job, x->cfg->origin, wname);
-    if (!copy)
-        return -1;
-    struct kc_resource res = mk_kind_resource(h->obs.kind);
-    int created;
-    int rc = create_remote(x, h, i, &res, copy, wname, &created);
-    if (rc == 0 && created)
-        LOG_I(LG, "remote job created", "cluster", h->remotes[i].cluster, "namespace",
-              jx_str(copy, "metadata.namespace"), "job", jx_str(copy, "metadata.name"));
-    json_decref(copy);
-    return rc;
+    if (!h->group)
+        return copy_job(x, h, i, h->obs.job, jx_str(cur, "metadata.name"));
+    size_t j;
+    json_t *pod;
+    json_array_foreach(h->members, j, pod)
+    {
+        if (!rc_group_find(h->rmembers[i], jx_str(pod, "metadata.name")) &&
+            copy_job(x, h, i, pod, jx_str(cur, "metadata.name")) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* Merge-patches the local job's status subresource. */
-static int local_job_status(struct rc_ctx *x, struct held *h, json_t *patch)
+static int local_job_status(struct rc_ctx *x, struct held *h, const json_t *job, json_t *patch)
 {
     struct kc_resource res = mk_kind_resource(h->obs.kind);
     struct kc_status st;
-    const char *name = jx_str(h->obs.job, "metadata.name");
-    if (kc_patch(x->mgr, &res, jx_str(h->obs.job, "metadata.namespace"), name, "status",
-                 KC_PATCH_MERGE, patch, NULL, NULL, &st) < 0) {
+    const char *name = jx_str(job, "metadata.name");
+    if (kc_patch(x->mgr, &res, jx_str(job, "metadata.namespace"), name, "status", KC_PATCH_MERGE,
+                 patch, NULL, NULL, &st) < 0) {
         LOG_W(LG, "job status not written", "job", name, "error", st.message);
         return -1;
     }
@@ -655,18 +758,19 @@ static int remote_job_spec(struct rc_ctx *x, struct held *h, int i, const json_t
     return 0;
 }
 
-static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *key, int fresh,
-                           int *deferred)
+/* Copies the status of local job `job`'s remote copy (cached, or read from
+ * the worker when fresh) to it. */
+static int sync_one(struct rc_ctx *x, struct held *h, int i, const char *key, const json_t *job,
+                    const json_t *cached, int fresh, int *deferred)
 {
     struct rc_remote *r = &h->remotes[i];
-    *deferred = 0;
-    if ((!r->job && !fresh) || !h->obs.job || !h->obs.kind)
+    if (!cached && !fresh)
         return 0;
-    json_t *remote = json_incref(r->job);
+    json_t *remote = json_incref((json_t *)cached);
     if (fresh) {
         /* the remote job has the local job's name; the cache may not show it */
-        const char *ns = jx_str(h->obs.job, "metadata.namespace");
-        const char *name = jx_str(h->obs.job, "metadata.name");
+        const char *ns = jx_str(job, "metadata.namespace");
+        const char *name = jx_str(job, "metadata.name");
         struct kc_client *c = mkcs_conn_client(h->conns[i]);
         struct kc_resource res = mk_kind_resource(h->obs.kind);
         struct kc_status st;
@@ -693,10 +797,10 @@ static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *
         remote = live;
     }
     json_t *patch =
-        rc_job_status_patch(h->obs.kind, h->obs.job, remote, h->obs.managed_by_honoured, deferred);
-    json_t *spec = rc_remote_spec_patch(h->obs.kind, h->obs.job, remote);
+        rc_job_status_patch(h->obs.kind, job, remote, h->obs.managed_by_honoured, deferred);
+    json_t *spec = rc_remote_spec_patch(h->obs.kind, job, remote);
     int wrote = patch != NULL;
-    int rc = wrote ? local_job_status(x, h, patch) : 0;
+    int rc = wrote ? local_job_status(x, h, job, patch) : 0;
     json_decref(patch);
     if (rc == 0 && spec)
         rc = remote_job_spec(x, h, i, remote, spec);
@@ -714,6 +818,34 @@ static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *
         free(t);
     }
     return 0;
+}
+
+/* The remote job's status to the local job; for a pod group, Kueue's
+ * syncPodGroup: each pod's copy is created when missing, else its status
+ * copied back. */
+static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *key, int fresh,
+                           int *deferred)
+{
+    *deferred = 0;
+    if (!h->obs.job || !h->obs.kind)
+        return 0;
+    if (!h->group)
+        return sync_one(x, h, i, key, h->obs.job, h->remotes[i].job, fresh, deferred);
+    const char *wname = jx_str(h->obs.wl, "metadata.name");
+    size_t j;
+    json_t *pod;
+    int rc = 0;
+    json_array_foreach(h->members, j, pod)
+    {
+        const json_t *copy = rc_group_find(h->rmembers[i], jx_str(pod, "metadata.name"));
+        int d = 0;
+        if (!copy && !fresh)
+            rc |= copy_job(x, h, i, pod, wname);
+        else
+            rc |= sync_one(x, h, i, key, pod, copy, fresh, &d);
+        *deferred |= d;
+    }
+    return rc < 0 ? -1 : 0;
 }
 
 static int deactivate_remote(struct rc_ctx *x, struct held *h, int i, const char *msg)
@@ -946,7 +1078,7 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             rc = local_suspend(x, h, a->value);
             break;
         case RC_ACT_LOCAL_JOB_STATUS:
-            rc = local_job_status(x, h, a->patch);
+            rc = local_job_status(x, h, h->obs.job, a->patch);
             break;
         case RC_ACT_WL_DEACTIVATE:
             rc = wl_deactivate(x, &cur);

@@ -24,6 +24,7 @@
 #include "gate.h"
 #include "gc.h"
 #include "jsonx.h"
+#include "kinds/podgroup.h"
 #include "kube_secrets.h"
 #include "kube_watch.h"
 #include "leader.h"
@@ -152,8 +153,7 @@ static void job_key(struct kind_ud *k, const char *key, json_t *obj, int wl_too)
     const struct mk_kind *kind = a->x.kinds[k->ki];
     char wname[320], wkey[KCACHE_KEY_MAX];
     const char *ns = jx_str(obj, "metadata.namespace");
-    if (ns && mk_workload_name(kind->kind, kind->group, jx_str(obj, "metadata.name"),
-                               jx_str(obj, "metadata.uid"), wname, sizeof(wname)) == 0) {
+    if (ns && mk_job_workload_name(kind, obj, wname, sizeof(wname)) == 0) {
         snprintf(wkey, sizeof(wkey), "%s/%s", ns, wname);
         rc_enqueue(&a->x, 'w', wkey);
     }

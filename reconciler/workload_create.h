@@ -14,6 +14,12 @@
 json_t *rc_build_workload(const struct mk_kind *k, const json_t *job, const char *queue, char *err,
                           size_t errlen);
 
+/* The Workload of a pod group (kinds/podgroup.h) from its pods: named after
+ * the group, owned by every pod (no controller), annotated
+ * kueue.x-k8s.io/is-group-workload, pod sets by role. NULL with Kueue's
+ * message in err while the group is incomplete or inconsistent. */
+json_t *rc_build_group_workload(const json_t *pods, const char *queue, char *err, size_t errlen);
+
 /* The initial status patch: every check of the ClusterQueue Pending (new
  * reference). checks is an array of names. */
 json_t *rc_initial_status(const json_t *checks, const char *now);

@@ -1,7 +1,8 @@
 /* Mutation, as Kueue's defaulting (docs/multikueue-compat.md 5.2) restricted to what
  * MultiKueue needs: the default LocalQueue label, then for a job whose queue
  * leads to a MultiKueue AdmissionCheck: managedBy and suspend, the Pod
- * scheduling gate and managed label, or the pod-template marks. Only these
+ * scheduling gate and managed label (and a grouped pod's role hash), or the
+ * pod-template marks. Only these
  * paths are ever patched; applying our own output again gives no patch. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "admission.h"
 #include "jsonx.h"
+#include "kinds/podgroup.h"
 #include "patch.h"
 
 #define MAX_SEGS 16
@@ -138,16 +140,14 @@ static int gate(struct jp *p, const struct mk_kind *k, const json_t *obj, const 
         return 0;
     }
     case MK_GATE_POD:
-        /* Kueue makes one Workload of a pod group; the reconciler has no
-         * group Workload yet, and dispatching each pod alone would split the
-         * group across workers: refused, never gated to wait forever. */
-        if (jx_str(obj, "metadata.labels[" MK_POD_GROUP_LABEL "]")) {
-            wh_verdict_deny(v, "unsupported",
-                            "pod groups (label %s) are not dispatched by MultiKueue in mkueue yet; "
-                            "create the pod without it, or use a queue without a MultiKueue "
-                            "AdmissionCheck",
-                            MK_POD_GROUP_LABEL);
-            return 0;
+        /* a pod of a group carries its role, as Kueue's webhook writes it */
+        if (mk_pod_group_name(obj) &&
+            !jx_str(obj, "metadata.annotations[" MK_ROLE_HASH_ANNOTATION "]")) {
+            char role[MK_ROLE_HASH_LEN + 1];
+            if (mk_role_hash_of_spec(jx_get(obj, "spec"), role) < 0 ||
+                jp_set(p, json_string(role), "metadata", "annotations", MK_ROLE_HASH_ANNOTATION) <
+                    0)
+                return -1;
         }
         if (!wh_has_admission_gate(obj) &&
             jp_append(p, json_pack("{s:s}", "name", MK_ADMISSION_GATE), "spec", "schedulingGates") <

@@ -11,6 +11,7 @@
 
 #include "admission.h"
 #include "jsonx.h"
+#include "kinds/podgroup.h"
 
 #define DNS1123_MSG                                                                                \
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "   \
@@ -96,6 +97,34 @@ static void preflight(const struct wh_ctx *c, const struct wh_review *r, const c
             wh_verdict_warn(v, "%s %s/%s does not exist on %s", wh_ref_kind_name(f->kind), r->ns,
                             f->name, cl);
     }
+}
+
+/* Kueue's validatePodGroupMetadata: the group label and the total count
+ * annotation come together, the count a positive integer. 0 when denied. */
+static int pod_group_valid(const json_t *pod, struct wh_verdict *v)
+{
+    const char *total = jx_str(pod, "metadata.annotations[" MK_POD_GROUP_TOTAL_ANNOTATION "]");
+    const char *group = mk_pod_group_name(pod);
+    char err[256];
+    if (!group && !total)
+        return 1;
+    if (!group || !total) {
+        wh_verdict_deny(v, "invalid_pod_group",
+                        "metadata.%s: Required value: both the '%s' annotation and the '%s' "
+                        "label should be set",
+                        group ? "annotations[" MK_POD_GROUP_TOTAL_ANNOTATION "]"
+                              : "labels[" MK_POD_GROUP_LABEL "]",
+                        MK_POD_GROUP_TOTAL_ANNOTATION, MK_POD_GROUP_LABEL);
+        return 0;
+    }
+    if (mk_pod_group_total(pod, err, sizeof(err)) < 0) {
+        wh_verdict_deny(v, "invalid_pod_group",
+                        "metadata.annotations[" MK_POD_GROUP_TOTAL_ANNOTATION
+                        "]: Invalid value: \"%.40s\": %s",
+                        total, err);
+        return 0;
+    }
+    return 1;
 }
 
 /* Checks the workers of a MultiKueue queue; denies naming every missing object. */
@@ -190,6 +219,8 @@ int wh_validate(const struct wh_ctx *c, const struct mk_kind *k, const struct wh
                         DNS1123_MSG);
         return 0;
     }
+    if (r->op == WH_CREATE && k->gating == MK_GATE_POD && !pod_group_valid(obj, v))
+        return 0;
     if (!wh_ctx_synced(c)) {
         wh_deny_not_synced(v);
         return 0;

@@ -73,10 +73,10 @@ def hooks(k): [.[] | select(.kind == k) | .webhooks[]];
 def deploy(c): .[] | select(.kind == "Deployment" and .metadata.labels["app.kubernetes.io/component"] == c);
 def rules(k; n): [obj(k; n) | .rules[] | {g: .apiGroups, r: .resources, v: (.verbs | sort), n: (.resourceNames // null)}];
 def mut_ops(k): if (k == "Deployment" or k == "StatefulSet" or k == "LeaderWorkerSet") then ["CREATE","UPDATE"] else ["CREATE"] end;
-def default_off: ["StatefulSet","LeaderWorkerSet"];
+def default_off: [];
 def enabled(skip): [$registry[] | select(.kind as $k | (skip + default_off) | index($k) | not)];
 def dispatched(skip): [enabled(skip)[] | select(.kind != "Deployment")];
-def framework: if .group == "" then (.kind | ascii_downcase) else .group + "/" + (.kind | ascii_downcase) end;
+def framework: if .group == "" or .group == "apps" then (.kind | ascii_downcase) else .group + "/" + (.kind | ascii_downcase) end;
 def has_rule(rs; g; r; v): any(rs[]; .g == [g] and (.r | index(r)) and .v == (v | sort));
 def no_wildcards: all(.[] | select(.kind == "ClusterRole" or .kind == "Role") | .rules[];
     (.verbs | index("*") | not) and (.resources | index("*") | not) and (.apiGroups | index("*") | not));
@@ -134,7 +134,7 @@ done
 # ---- defaults -----------------------------------------------------------------------
 render default
 D=default
-check $D "the enabled kinds are the registry's but StatefulSet and LeaderWorkerSet (not dispatched yet)" \
+check $D "the enabled kinds are the registry's" \
     '([hooks("MutatingWebhookConfiguration")[].rules[0] | .apiGroups[0] + "/" + .resources[0]] | sort)
      == ([enabled([])[] | .group + "/" + .resource] | sort)'
 check $D "mutating webhooks: one per kind, rule, path, v1, None, Fail, 10s" \
@@ -149,7 +149,7 @@ check $D "mutating webhooks have no objectSelector (the default LocalQueue label
     'all(hooks("MutatingWebhookConfiguration")[]; .objectSelector == null)'
 check $D "pod-based kinds only in opted-in namespaces (managedJobsNamespaceSelector), the others in all" \
     '[hooks("MutatingWebhookConfiguration")[], hooks("ValidatingWebhookConfiguration")[]] as $h
-     | ([$h[] | select(is_pod_based)] | length) == 4
+     | ([$h[] | select(is_pod_based)] | length) == 8
      and all($h[] | select(is_pod_based); .namespaceSelector.matchLabels == {"kueue.x-k8s.io/managed-namespace": "true"}
              and selector_ok($ns))
      and all($h[] | select(is_pod_based | not); .namespaceSelector.matchLabels == null)'
@@ -180,14 +180,14 @@ check $D "webhook Role: no kubeconfig Secrets by default, create + get/update it
      and all($r[]; (.v | index("list") | not) and (.v | index("watch") | not))
      and any($r[]; .r == ["secrets"] and .v == ["create"] and .n == null)
      and any($r[]; .r == ["secrets"] and .v == ["get","update"] and .n == ["rel-mkueue-webhook-tls"])'
-check $D "a Deployment's pods are dispatched as Pods: pods in the reconciler's RBAC, no workload controllers" \
-    'all(kind("ClusterRole")[].rules[].resources[]; test("^(deployments|statefulsets|leaderworkersets)") | not)
+check $D "a Deployment's pods are dispatched as Pods: pods in the reconciler's RBAC, no Deployments" \
+    'all(kind("ClusterRole")[].rules[].resources[]; test("^deployments") | not)
      and has_rule(rules("ClusterRole"; "rel-mkueue-reconciler"); ""; "pods/status"; ["get","update","patch"])'
 check $D "no ClusterRole touches secrets or leases" \
     'all(kind("ClusterRole")[].rules[]; (.resources | index("secrets") | not) and (.resources | index("leases") | not))'
 check $D "reconciler ClusterRole: every dispatched kind get/list/watch/update/patch + status + finalizers" \
     'rules("ClusterRole"; "rel-mkueue-reconciler") as $r
-     | (dispatched([]) | length) == 14
+     | (dispatched([]) | length) == 16
      and all(dispatched([])[]; . as $k | has_rule($r; $k.group; $k.resource; ["get","list","watch","update","patch"])
          and has_rule($r; $k.group; $k.resource + "/status"; ["get","update","patch"])
          and has_rule($r; $k.group; $k.resource + "/finalizers"; ["update"]))'
@@ -272,8 +272,8 @@ check $D "reconciler config: mode, origin, leader election lease, enabled kinds"
      and ($c | test("(?m)^  leaseName: rel-mkueue-reconciler$"))
      and ([$c | scan("(?m)^- (.*)$")[0]] == [dispatched([])[] | framework])
      and ($c | test("(?m)^  leaderElect: true$"))
-     and ($c | test("deployment|statefulset|leaderworkerset|externalFrameworks") | not)
-     and ($c | test("(?m)^- ray.io/rayservice$"))
+      and ($c | test("deployment|externalFrameworks") | not)
+      and ($c | test("(?m)^- ray.io/rayservice$"))
      and ($c | test("(?m)^namespace: " + $ns + "$"))
      and (args("reconciler") == ["--config=/etc/mkueue/config/config.yaml"])
      and (deploy("reconciler").spec.template.metadata.annotations["checksum/config"] | length) == 16'

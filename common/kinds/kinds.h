@@ -21,6 +21,11 @@
 #define MK_POD_SUSPENDING_PARENT "kueue.x-k8s.io/pod-suspending-parent"
 #define MK_POD_GROUP_LABEL       "kueue.x-k8s.io/pod-group-name"
 #define MK_MAX_PODSETS           8 /* Kueue v1beta2: spec.podSets maxItems */
+/* a job of several Workloads (LeaderWorkerSet): each one's index, and its owner */
+#define MK_COMPONENT_INDEX  "kueue.x-k8s.io/component-workload-index"
+#define MK_JOB_OWNER_GVK    "kueue.x-k8s.io/job-owner-gvk"
+#define MK_JOB_OWNER_NAME   "kueue.x-k8s.io/job-owner-name"
+#define MK_LWS_MAX_REPLICAS 1000 /* Workloads one LeaderWorkerSet may make */
 
 /* How the manager keeps a job of this kind from running locally. */
 enum mk_gating {
@@ -117,6 +122,12 @@ int mk_is_managed(const struct mk_kind *k, const json_t *job);
  * first 5 hex digits of sha1(kind\ngroup\nname\nuid). Returns 0 or -1. */
 int mk_workload_name(const char *kind, const char *group, const char *name, const char *uid,
                      char *out, size_t outlen);
+
+/* A LeaderWorkerSet's replicas (spec.replicas, default 1), -1 when not an
+ * integer in 0..MK_LWS_MAX_REPLICAS; and the Workload name of replica
+ * `index` (Kueue's: mk_workload_name of "<name>-<index>"). Returns 0 or -1. */
+long long mk_lws_replicas(const json_t *lws);
+int mk_lws_workload_name(const json_t *lws, long long index, char *out, size_t outlen);
 
 /* The Workload pod sets of a job (new array), or NULL with err. Checks the
  * count of pod sets and that each has a name and a non-negative count. */

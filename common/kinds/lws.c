@@ -36,3 +36,20 @@ const struct mk_kind mk_kind_leaderworkerset = {
     .pod_sets = pod_sets,
     .edit_remote = mk_set_origin_uid,
 };
+
+long long mk_lws_replicas(const json_t *lws)
+{
+    long long n = mk_count_at(lws, "spec.replicas", 1);
+    return n > MK_LWS_MAX_REPLICAS ? -1 : n;
+}
+
+int mk_lws_workload_name(const json_t *lws, long long index, char *out, size_t outlen)
+{
+    const char *name = jx_str(lws, "metadata.name");
+    char replica[300];
+    if (!name || index < 0 ||
+        snprintf(replica, sizeof(replica), "%s-%lld", name, index) >= (int)sizeof(replica))
+        return -1;
+    return mk_workload_name(mk_kind_leaderworkerset.kind, mk_kind_leaderworkerset.group, replica,
+                            jx_str(lws, "metadata.uid"), out, outlen);
+}

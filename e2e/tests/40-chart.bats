@@ -52,18 +52,18 @@ secret_key() { km -n "$1" get secret "$2" -o json | jq -r --arg k "$3" '.data[$k
     [ "$(km get clusterrole,clusterrolebinding -l "$sel" -o name | wc -l)" -eq 4 ]
     km -n "$KNS" get secret "$REL-mkueue-webhook-tls"
     [ "$(km -n "$KNS" get deploy "$REL-mkueue-webhook" -o jsonpath='{.spec.replicas}')" = 2 ]
-    # every kind but the pod-template kinds not dispatched yet
-    # (StatefulSet, LeaderWorkerSet)
-    [ "$(mwc_json "$REL-mkueue-mutating" | jq '.webhooks | length')" = 15 ]
-    [ "$(km get validatingwebhookconfiguration "$REL-mkueue-validating" -o json | jq '.webhooks | length')" = 15 ]
+    # every kind
+    [ "$(mwc_json "$REL-mkueue-mutating" | jq '.webhooks | length')" = 17 ]
+    [ "$(km get validatingwebhookconfiguration "$REL-mkueue-validating" -o json | jq '.webhooks | length')" = 17 ]
     # the apiserver keeps what the chart asked for
     mwc_json "$REL-mkueue-mutating" | jq -e --arg ns "$KNS" '.webhooks[0] | .failurePolicy == "Fail"
         and .sideEffects == "None" and .timeoutSeconds == 10 and .admissionReviewVersions == ["v1"]
         and .clientConfig.service.path == "/mutate-batch-v1-job"
         and (.namespaceSelector.matchExpressions[0].values | index($ns))'
     km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q '^mode: standalone$'
-    # Pod is dispatched (Kueue's name "pod"); a Deployment only through its pods
+    # Pod and StatefulSet are dispatched (Kueue's names); a Deployment only through its pods
     km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -qx -- '- pod'
+    km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -qx -- '- statefulset'
     ! km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q deployment
     # scope: validation only for labelled objects, pod-based kinds only in opted-in namespaces
     km get validatingwebhookconfiguration "$REL-mkueue-validating" -o json | jq -e 'all(.webhooks[];
@@ -153,7 +153,7 @@ secret_key() { km -n "$1" get secret "$2" -o json | jq -r --arg k "$3" '.data[$k
         --set webhook.timeoutSeconds=5 --set reconciler.dispatcher=Incremental --set webhook.replicas=3
     echo "$output"
     [ "$status" -eq 0 ]
-    [ "$(mwc_json "$REL-mkueue-mutating" | jq '.webhooks | length')" = 12 ]
+    [ "$(mwc_json "$REL-mkueue-mutating" | jq '.webhooks | length')" = 14 ]
     mwc_json "$REL-mkueue-mutating" | jq -e 'all(.webhooks[]; .timeoutSeconds == 5
         and .rules[0].resources != ["pods"] and .rules[0].resources != ["jobsets"])'
     km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q '^dispatcher: Incremental$'

@@ -164,19 +164,7 @@ YAML
     eventually 30 no_remote_objects_pods
 }
 
-@test "not dispatched: a pod group is refused at creation; a Workload of an undispatched kind is Rejected with Kueue's message" {
-    run km apply -f - <<YAML
-apiVersion: v1
-kind: Pod
-metadata:
-  namespace: $NS
-  name: g1
-  labels: {kueue.x-k8s.io/queue-name: team-a, kueue.x-k8s.io/pod-group-name: g, kueue.x-k8s.io/pod-group-total-count: "2"}
-spec:
-  containers: [{name: c, image: busybox}]
-YAML
-    [ "$status" -ne 0 ]
-    [[ "$output" == *"pod groups (label kueue.x-k8s.io/pod-group-name) are not dispatched by MultiKueue in mkueue yet"* ]]
+@test "not dispatched: a Workload of an undispatched kind is Rejected with Kueue's message" {
     km -n "$NS" create deployment d --image=busybox --replicas=0 >/dev/null
     uid=$(jp manager -n "$NS" deployment d -o jsonpath='{.metadata.uid}')
     km apply -f - >/dev/null <<YAML

@@ -50,19 +50,18 @@ static void test_defaults_are_kueues(void **state)
     assert_int_equal(c.mode, RC_MODE_STANDALONE);
     assert_int_equal(c.leader_elect, 1);
     assert_int_equal(rc_config_validate(&c, err, sizeof(err)), 0);
-    /* every managedBy kind of the registry and Pod (Kueue's name "pod"),
-     * none of the pod-template kinds */
-    assert_int_equal(c.nintegrations, 14); /* RayService too */
-    int job = 0, pytorch = 0, pod = 0;
+    /* every managedBy kind of the registry, Pod, StatefulSet (Kueue's
+     * names "pod", "statefulset") and LeaderWorkerSet, not Deployment */
+    assert_int_equal(c.nintegrations, 16); /* RayService too */
+    int job = 0, pytorch = 0, pod = 0, sts = 0;
     for (int i = 0; i < c.nintegrations; i++) {
         job |= strcmp(c.integrations[i], "batch/job") == 0;
         pytorch |= strcmp(c.integrations[i], "kubeflow.org/pytorchjob") == 0;
         pod |= strcmp(c.integrations[i], "pod") == 0;
+        sts |= strcmp(c.integrations[i], "statefulset") == 0;
         assert_null(strstr(c.integrations[i], "deployment"));
-        assert_null(strstr(c.integrations[i], "statefulset"));
-        assert_null(strstr(c.integrations[i], "leaderworkerset"));
     }
-    assert_true(job && pytorch && pod);
+    assert_true(job && pytorch && pod && sts);
 }
 
 static const char *yaml = "origin: team-x\n"
@@ -330,8 +329,10 @@ static void test_integration_kinds(void **state)
     assert_non_null(k);
     assert_string_equal(k->resource, "jobsets");
     assert_non_null(rc_integration_kind("kubeflow.org/pytorchjob", why, sizeof(why)));
-    assert_null(rc_integration_kind("apps/statefulset", why, sizeof(why)));
-    assert_non_null(strstr(why, "not supported"));
+    assert_non_null(rc_integration_kind("apps/statefulset", why, sizeof(why)));
+    assert_non_null(rc_integration_kind("statefulset", why, sizeof(why)));
+    assert_non_null(
+        rc_integration_kind("leaderworkerset.x-k8s.io/leaderworkerset", why, sizeof(why)));
     assert_null(rc_integration_kind("job", why, sizeof(why)));
     /* Kueue's name for Pod carries no group */
     k = rc_integration_kind("pod", why, sizeof(why));

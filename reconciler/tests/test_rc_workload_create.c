@@ -8,6 +8,7 @@
 
 #include "tests/support/test_json.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "../dispatch.h"
@@ -78,10 +79,49 @@ static void test_build_workload(void **state)
     json_decref(checks);
 }
 
+/* A pod group's Workload: named after the group, owned by each pod, no
+ * controller and no job-uid, pod sets by role; none while a pod is missing. */
+static void test_build_group_workload(void **state)
+{
+    (void)state;
+    json_t *pods = json_array();
+    const char *names[] = {"b", "a", "c"};
+    for (int i = 0; i < 3; i++) {
+        char s[512];
+        snprintf(s, sizeof(s),
+                 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"uid\":\"u-%s\","
+                 "\"labels\":{\"kueue.x-k8s.io/pod-group-name\":\"grp\",\"kueue.x-k8s.io/"
+                 "queue-name\":\"team-a\"},\"annotations\":{\"kueue.x-k8s.io/pod-group-total-"
+                 "count\":\"3\",\"kueue.x-k8s.io/role-hash\":\"%s\"}},\"spec\":{}}",
+                 names[i], names[i], i == 1 ? "leader00" : "worker00");
+        json_array_append_new(pods, tj_parse(s));
+    }
+    char err[256] = "";
+    json_t *wl = rc_build_group_workload(pods, "team-a", err, sizeof(err));
+    assert_non_null(wl);
+    assert_string_equal(jx_str(wl, "metadata.name"), "grp");
+    assert_string_equal(jx_str(wl, "metadata.annotations[kueue.x-k8s.io/is-group-workload]"),
+                        "true");
+    assert_null(jx_get(wl, "metadata.labels[kueue.x-k8s.io/job-uid]"));
+    assert_int_equal(json_array_size(jx_get(wl, "metadata.ownerReferences")), 3);
+    assert_string_equal(jx_str(wl, "metadata.ownerReferences.1.kind"), "Pod");
+    assert_null(jx_get(wl, "metadata.ownerReferences.0.controller"));
+    assert_string_equal(jx_str(wl, "spec.podSets.0.name"), "leader00");
+    assert_int_equal(jx_int(wl, "spec.podSets.0.count", 0), 1);
+    assert_string_equal(jx_str(wl, "spec.podSets.1.name"), "worker00");
+    assert_int_equal(jx_int(wl, "spec.podSets.1.count", 0), 2);
+    json_decref(wl);
+    json_array_remove(pods, 2);
+    assert_null(rc_build_group_workload(pods, "team-a", err, sizeof(err)));
+    assert_string_equal(err, "'grp' group has fewer runnable pods than expected");
+    json_decref(pods);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_build_workload),
+        cmocka_unit_test(test_build_group_workload),
     };
     return cmocka_run_group_tests_name("rc_workload_create", tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 
 #include "admission.h"
 #include "jsonx.h"
+#include "kinds/podgroup.h"
 #include "log.h"
 #include "patch.h"
 
@@ -538,16 +539,29 @@ static void test_mutate_skips(void **state)
     a = call(f, 1, "CREATE", pod, obj, NULL, NS);
     assert_non_null(a.ops);
     answer_free(&a);
-    /* a pod of a pod group is refused, never gated to wait forever (no
-     * group Workload yet); in a local queue it is let through */
+    /* a pod of a pod group is gated too, and carries its role as Kueue's
+     * webhook writes it; one without its total count is refused with
+     * Kueue's message */
     jx_set_new_str(obj, "metadata.labels[" MK_POD_GROUP_LABEL "]", "g1");
     a = call(f, 1, "CREATE", pod, obj, NULL, NS);
-    assert_false(allowed(&a));
-    assert_non_null(strstr(jx_str(a.resp, "status.message"), "pod groups"));
+    json_t *out = applied(obj, &a);
+    char role[MK_ROLE_HASH_LEN + 1];
+    assert_int_equal(mk_role_hash_of_spec(jx_get(obj, "spec"), role), 0);
+    assert_string_equal(jx_str(out, "metadata.annotations[" MK_ROLE_HASH_ANNOTATION "]"), role);
+    assert_string_equal(jx_str(out, "spec.schedulingGates.0.name"), MK_ADMISSION_GATE);
+    json_decref(out);
     answer_free(&a);
-    jx_set_new_str(obj, "metadata.labels[" MK_QUEUE_LABEL "]", "local");
-    a = call(f, 1, "CREATE", pod, obj, NULL, NS);
-    assert_true(allowed(&a));
+    a = call(f, 0, "CREATE", pod, obj, NULL, NS);
+    assert_false(allowed(&a));
+    assert_string_equal(jx_str(a.resp, "status.message"),
+                        "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: Required "
+                        "value: both the 'kueue.x-k8s.io/pod-group-total-count' annotation and the "
+                        "'kueue.x-k8s.io/pod-group-name' label should be set");
+    answer_free(&a);
+    jx_set_new_str(obj, "metadata.annotations[" MK_POD_GROUP_TOTAL_ANNOTATION "]", "x");
+    a = call(f, 0, "CREATE", pod, obj, NULL, NS);
+    assert_false(allowed(&a));
+    assert_non_null(strstr(jx_str(a.resp, "status.message"), "group total count should be"));
     answer_free(&a);
     json_decref(obj);
     /* UPDATE of a Job: no mutation */

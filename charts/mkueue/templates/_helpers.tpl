@@ -74,7 +74,7 @@ kinds:
 - {kind: Job, group: batch, version: v1, resource: jobs}
 - {kind: Pod, group: "", version: v1, resource: pods, podBased: true, integration: pod}
 - {kind: Deployment, group: apps, version: v1, resource: deployments, mutateUpdate: true, podBased: true, dispatch: false, viaPods: true}
-- {kind: StatefulSet, group: apps, version: v1, resource: statefulsets, mutateUpdate: true, podBased: true, dispatch: false}
+- {kind: StatefulSet, group: apps, version: v1, resource: statefulsets, mutateUpdate: true, podBased: true, integration: statefulset}
 - {kind: JobSet, group: jobset.x-k8s.io, version: v1alpha2, resource: jobsets}
 - {kind: PyTorchJob, group: kubeflow.org, version: v1, resource: pytorchjobs}
 - {kind: TFJob, group: kubeflow.org, version: v1, resource: tfjobs}
@@ -87,7 +87,7 @@ kinds:
 - {kind: RayCluster, group: ray.io, version: v1, resource: rayclusters}
 - {kind: RayService, group: ray.io, version: v1, resource: rayservices}
 - {kind: AppWrapper, group: workload.codeflare.dev, version: v1beta2, resource: appwrappers}
-- {kind: LeaderWorkerSet, group: leaderworkerset.x-k8s.io, version: v1, resource: leaderworkersets, mutateUpdate: true, podBased: true, dispatch: false}
+- {kind: LeaderWorkerSet, group: leaderworkerset.x-k8s.io, version: v1, resource: leaderworkersets, mutateUpdate: true, podBased: true}
 {{- end -}}
 
 {{/* The enabled kinds as YAML `kinds: [...]`; fails on a name the table lacks. */}}

@@ -1,0 +1,241 @@
+#!/usr/bin/env bats
+# Kinds that dispatch many pods as one Workload. A pod group (label
+# kueue.x-k8s.io/pod-group-name, annotation pod-group-total-count) waits
+# until all its pods exist, then runs whole on one worker (KWOK), its pods'
+# status mirrored back, and finishes and is cleaned up together. A
+# StatefulSet is one Workload of `replicas` pods: the set runs on one
+# worker, its manager pods stay gated, deleting it removes the copies. A
+# LeaderWorkerSet is one Workload per replica, all on the worker the first
+# one got (the manager runs no LeaderWorkerSet controller: no pods there).
+#
+# Ports: MKUEUE_WEBHOOK_PORT (HTTPS) and MKUEUE_WEBHOOK_METRICS_PORT, as
+# 20-webhook.bats and 45-reconciler-pods.bats (never run at the same time).
+
+load helpers
+load reconciler
+
+PORT=$((RC_METRICS_BASE + 46))
+WH_PORT=${MKUEUE_WEBHOOK_PORT:-16446}
+WH_MPORT=${MKUEUE_WEBHOOK_METRICS_PORT:-16447}
+LOG=$MKUEUE_E2E_DIR/logs/rc-groups.log
+
+# The mutating webhooks for pods, StatefulSets and LeaderWorkerSets, as the
+# chart registers them.
+register() {
+    local ca entries="" spec name path group res ops
+    ca=$(base64 -w0 <"$MKUEUE_E2E_DIR/webhook-certs-groups/ca.crt")
+    for spec in "pod /mutate--v1-pod '' pods CREATE" \
+        "statefulset /mutate-apps-v1-statefulset apps statefulsets CREATE,UPDATE" \
+        "lws /mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset leaderworkerset.x-k8s.io leaderworkersets CREATE,UPDATE"; do
+        eval "set -- $spec"; name=$1 path=$2 group=$3 res=$4 ops=$5
+        entries+="
+- name: mutate-$name.mkueue.x-k8s.io
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  clientConfig: {url: 'https://127.0.0.1:$WH_PORT$path', caBundle: $ca}
+  namespaceSelector: {matchLabels: {kueue.x-k8s.io/managed-namespace: 'true'}}
+  rules: [{apiGroups: ['$group'], apiVersions: [v1], resources: [$res], operations: [$ops]}]"
+    done
+    km apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: mkueue-e2e-groups}
+webhooks:$entries
+YAML
+}
+
+setup_file() {
+    rc_bed_setup
+    local d=$MKUEUE_E2E_DIR/webhook-certs-groups w
+    "$MKUEUE_ROOT/certs/gen.sh" webhook "$d" >/dev/null
+    start_component mkueue-webhook-groups "$BIN/mkueue-webhook" \
+        --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" --namespace mkueue-system \
+        --cert-dir "$d" --bind-address 127.0.0.1 --port "$WH_PORT" \
+        --metrics-bind-address 127.0.0.1 --metrics-port "$WH_MPORT"
+    eventually 30 curl -sf "http://127.0.0.1:$WH_MPORT/readyz" -o /dev/null
+    for w in worker-1 worker-2; do
+        eventually 30 bash -c "curl -sf http://127.0.0.1:$WH_MPORT/metrics |
+            grep -qx 'mkueue_webhook_cache_synced{cluster=\"$w\"} 1'"
+    done
+    register
+    rc_start rc-groups "$PORT" --leader-elect=false --gc-interval 5s
+}
+
+teardown_file() {
+    # first: a webhook left registered without its server fails pod creation
+    km delete mutatingwebhookconfiguration mkueue-e2e-groups --ignore-not-found >/dev/null
+    stop_component rc-groups
+    stop_component mkueue-webhook-groups
+}
+
+setup() {
+    NS=$(fresh_ns rcgroups)
+    rc_ns "$NS"
+    km label ns "$NS" kueue.x-k8s.io/managed-namespace=true >/dev/null
+    # the ServiceAccount admission plugin needs the namespace's default account
+    eventually 20 km -n "$NS" get sa default -o name >/dev/null
+}
+
+teardown() {
+    teardown_common
+    rc_ns_delete "$NS"
+}
+
+# gpod CONTEXT NAME [DRY-RUN]: a pod of group grp (3 pods) of queue team-a;
+# KWOK runs it until the scenario ends it.
+gpod() {
+    k "$1" apply ${3:+--dry-run=server -o json} -f - <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  namespace: $NS
+  name: $2
+  labels: {kueue.x-k8s.io/queue-name: team-a, kueue.x-k8s.io/pod-group-name: grp}
+  annotations: {kueue.x-k8s.io/pod-group-total-count: "3", mkueue.test/result: Running}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: c, image: busybox, resources: {requests: {cpu: 100m}}, ports: [{containerPort: 80}]}
+YAML
+}
+
+pj() { jp "$1" -n "$NS" pod "$2" -o jsonpath="$3"; }
+wlj() { jp manager -n "$NS" workload "$1" -o jsonpath="$2"; }
+# remote_pods CONTEXT [SELECTOR]: how many pods of the namespace there have
+# our origin (or match SELECTOR: a remote set's pods); running_on: those Running
+ORIGIN=kueue.x-k8s.io/multikueue-origin=multikueue
+remote_pods() { k "$1" -n "$NS" get pods -l "${2:-$ORIGIN}" -o name 2>/dev/null | grep -c . || true; }
+running_on() { k "$1" -n "$NS" get pods -l "${2:-$ORIGIN}" --field-selector status.phase=Running -o name 2>/dev/null | grep -c . || true; }
+# no pod of the namespace is bound to one of the manager's (KWOK) nodes
+none_on_manager_nodes() { eq "" "$(km -n "$NS" get pods -o jsonpath='{.items[*].spec.nodeName}')"; }
+no_remote_objects_here() { [ "$(remote_pods worker-1 "$@")$(remote_pods worker-2 "$@")" = 00 ] && [ "$(rc_count_remote_wls "$NS")" = 0 ]; }
+waited_for() { grep 'no workload for the pod group yet' "$LOG" | grep -q "$NS/$1"; }
+phases() { km -n "$NS" get pods -o jsonpath='{.items[*].status.phase}'; }
+
+@test "pod group of 3: waits for its third pod, then runs whole on one worker, mirrored, finished and removed together" {
+    gpod manager g-0 >/dev/null
+    gpod manager g-1 >/dev/null
+    # the webhook's mutation: gate, managed label and the role, as Kueue's
+    # own webhook on a worker computes it for the same pod
+    eq kueue.x-k8s.io/admission "$(pj manager g-0 '{.spec.schedulingGates[*].name}')"
+    eq true "$(pj manager g-0 '{.metadata.labels.kueue\.x-k8s\.io/managed}')"
+    role=$(pj manager g-0 '{.metadata.annotations.kueue\.x-k8s\.io/role-hash}')
+    kueue_role=$(gpod worker-1 ref dry | jq -r '.metadata.annotations["kueue.x-k8s.io/role-hash"]')
+    eq "$kueue_role" "$role"
+    # two of three: no Workload, nothing on a worker
+    eventually 30 waited_for g-1
+    eq "" "$(km -n "$NS" get workloads -o name)"
+    eq 00 "$(remote_pods worker-1)$(remote_pods worker-2)"
+    gpod manager g-2 >/dev/null
+    # one Workload named after the group, one pod set per role, owned by each pod
+    eventually 30 is_eq Ready wlj grp '{.status.admissionChecks[0].state}'
+    eq true "$(wlj grp '{.metadata.annotations.kueue\.x-k8s\.io/is-group-workload}')"
+    eq "$role 3" "$(wlj grp '{.spec.podSets[*].name} {.spec.podSets[0].count}')"
+    eq "Pod Pod Pod" "$(wlj grp '{.metadata.ownerReferences[*].kind}')"
+    c=$(wlj grp '{.status.clusterName}')
+    other=worker-1; [ "$c" = worker-1 ] && other=worker-2
+    # the whole group on the winner, run by KWOK; its pods keep their role
+    eventually 30 is_eq 3 running_on "$c"
+    eq 0 "$(remote_pods "$other")"
+    eq "" "$(rc_remote_wls "$other" "$NS")"
+    eq "$role" "$(pj "$c" g-1 '{.metadata.annotations.kueue\.x-k8s\.io/role-hash}')"
+    eq grp "$(pj "$c" g-1 '{.metadata.labels.kueue\.x-k8s\.io/prebuilt-workload-name}')"
+    # each manager pod mirrors its copy, still gated
+    eventually 30 is_eq "Running Running Running" phases
+    eq kueue.x-k8s.io/admission "$(pj manager g-2 '{.spec.schedulingGates[*].name}')"
+    none_on_manager_nodes
+    # the group ends on the worker: finished together, copies removed together
+    for p in g-0 g-1 g-2; do
+        k "$c" -n "$NS" annotate --overwrite pod "$p" mkueue.test/result=Succeeded mkueue.test/duration=0s >/dev/null
+    done
+    eventually 60 is_eq True wlj grp '{.status.conditions[?(@.type=="Finished")].status}'
+    eventually 30 is_eq "Succeeded Succeeded Succeeded" phases
+    eventually 30 no_remote_objects_here
+    none_on_manager_nodes
+    km -n "$NS" delete pods --all >/dev/null
+    eventually 30 is_eq "" km -n "$NS" get workloads -o name
+}
+
+@test "StatefulSet of 3: one Workload, the whole set on one worker, manager pods gated, deletion cleans up" {
+    km apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {namespace: $NS, name: s, labels: {kueue.x-k8s.io/queue-name: team-a}}
+spec:
+  replicas: 3
+  serviceName: s
+  selector: {matchLabels: {app: s}}
+  template:
+    metadata: {labels: {app: s}, annotations: {mkueue.test/result: Running}}
+    spec:
+      containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]
+YAML
+    # the webhook marked the pod template
+    tpl() { jp manager -n "$NS" statefulset s -o jsonpath="{.spec.template.metadata.$1}"; }
+    eq team-a "$(tpl 'labels.kueue\.x-k8s\.io/queue-name')"
+    eq true "$(tpl 'labels.kueue\.x-k8s\.io/managed')"
+    eq statefulset "$(tpl 'annotations.kueue\.x-k8s\.io/pod-suspending-parent')"
+    # one Workload of replicas pods, owned by the set
+    eventually 30 is_ready "$NS" s
+    eq "StatefulSet main 3" "$(rc_wl "$NS" s '{.metadata.ownerReferences[0].kind} {.spec.podSets[0].name} {.spec.podSets[0].count}')"
+    eq 1 "$(km -n "$NS" get workloads -o name | grep -c .)"
+    wl=$(rc_wl_name "$NS" s)
+    c=$(rc_cluster_of "$NS" s)
+    other=worker-1; [ "$c" = worker-1 ] && other=worker-2
+    # the remote set runs whole there, named for the manager's Workload
+    eq "$wl" "$(jp "$c" -n "$NS" statefulset s -o jsonpath='{.metadata.labels.kueue\.x-k8s\.io/prebuilt-workload-name}')"
+    eventually 60 is_eq 3 running_on "$c" app=s
+    eq 0 "$(remote_pods "$other" app=s)"
+    eq "" "$(jp "$other" -n "$NS" statefulset s -o name)"
+    # the manager's pods stay gated and unbound; no Workload of their own
+    eventually 20 has_pods manager "$NS" app=s
+    eq kueue.x-k8s.io/admission "$(pj manager s-0 '{.spec.schedulingGates[*].name}')"
+    none_on_manager_nodes
+    eq 1 "$(km -n "$NS" get workloads -o name | grep -c .)"
+    # deleting the set removes its Workload and the worker's copies
+    km -n "$NS" delete statefulset s >/dev/null
+    eventually 30 is_eq "" km -n "$NS" get workloads -o name
+    eventually 30 is_eq "" jp "$c" -n "$NS" statefulset s -o name
+    eventually 30 no_remote_objects_here app=s
+}
+
+@test "LeaderWorkerSet of 3 replicas: a Workload each, all on the first one's worker; deletion removes every Workload everywhere" {
+    km apply -f - >/dev/null <<YAML
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {namespace: $NS, name: l, labels: {kueue.x-k8s.io/queue-name: team-a}}
+spec:
+  replicas: 3
+  leaderWorkerTemplate:
+    size: 2
+    leaderTemplate:
+      metadata: {annotations: {mkueue.test/result: Running}}
+      spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]}
+    workerTemplate:
+      metadata: {annotations: {mkueue.test/result: Running}}
+      spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]}
+YAML
+    # the webhook marked both templates
+    eq leaderworkerset.x-k8s.io/leaderworkerset "$(jp manager -n "$NS" leaderworkerset l -o jsonpath='{.spec.leaderWorkerTemplate.workerTemplate.metadata.annotations.kueue\.x-k8s\.io/pod-suspending-parent}')"
+    eq team-a "$(jp manager -n "$NS" leaderworkerset l -o jsonpath='{.spec.leaderWorkerTemplate.leaderTemplate.metadata.labels.kueue\.x-k8s\.io/queue-name}')"
+    # one Workload per replica, Kueue's names and pod sets
+    wls() { km -n "$NS" get workloads -o jsonpath='{range .items[*]}{.metadata.annotations.kueue\.x-k8s\.io/component-workload-index}{" "}{.status.admissionChecks[0].state}{" "}{.status.clusterName}{"\n"}{end}' 2>/dev/null | sort; }
+    ready3() { [ "$(wls | awk '$2 == "Ready"' | wc -l)" = 3 ]; }
+    eventually 60 ready3
+    eq 1 "$(wls | awk '{print $3}' | sort -u | wc -l)"
+    c=$(wls | awk 'NR == 1 {print $3}')
+    other=worker-1; [ "$c" = worker-1 ] && other=worker-2
+    eq "0 1 2" "$(wls | awk '{print $1}' | xargs)"
+    eq "leader worker" "$(km -n "$NS" get workloads -o jsonpath='{.items[0].spec.podSets[*].name}')"
+    # the set runs there, every replica (leader and worker each), nothing elsewhere
+    eventually 60 is_eq 6 running_on "$c" leaderworkerset.sigs.k8s.io/name=l
+    eq 0 "$(remote_pods "$other" leaderworkerset.sigs.k8s.io/name=l)"
+    eq "" "$(jp "$other" -n "$NS" leaderworkerset l -o name)"
+    eq "" "$(rc_remote_wls "$other" "$NS")"
+    none_on_manager_nodes
+    km -n "$NS" delete leaderworkerset l >/dev/null
+    eventually 30 is_eq "" km -n "$NS" get workloads -o name
+    eventually 30 is_eq "" jp "$c" -n "$NS" leaderworkerset l -o name
+    eventually 60 no_remote_objects_here leaderworkerset.sigs.k8s.io/name=l
+}

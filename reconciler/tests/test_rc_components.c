@@ -1,0 +1,92 @@
+/* A LeaderWorkerSet's Workloads (components.h): Kueue's names, and where
+ * each may go: none before all exist, the first chooses, the rest follow. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tests/support/test_json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../components.h"
+#include "jsonx.h"
+#include "kinds/kinds.h"
+
+/* component WORKLOAD INDEX [CLUSTER] of the LeaderWorkerSet with uid u-1 */
+static json_t *component(const char *name, int index, const char *cluster)
+{
+    char s[512];
+    snprintf(s, sizeof(s),
+             "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"labels\":{"
+             "\"kueue.x-k8s.io/job-uid\":\"u-1\"},\"annotations\":{"
+             "\"kueue.x-k8s.io/component-workload-index\":\"%d\"}},\"status\":{%s%s%s}}",
+             name, index, cluster ? "\"clusterName\":\"" : "", cluster ? cluster : "",
+             cluster ? "\"" : "");
+    return tj_parse(s);
+}
+
+static void test_lws_workload_names_are_kueues(void **state)
+{
+    (void)state;
+    json_t *lws = tj_parse("{\"metadata\":{\"name\":\"l\",\"uid\":\"u-1\"},\"spec\":{}}");
+    char got[320], want[320];
+    assert_int_equal(mk_lws_replicas(lws), 1);
+    assert_int_equal(mk_lws_workload_name(lws, 2, got, sizeof(got)), 0);
+    /* Kueue's workloadname.Get: GetWorkloadNameForOwnerWithGVK("<name>-<index>") */
+    assert_int_equal(
+        mk_workload_name("LeaderWorkerSet", "leaderworkerset.x-k8s.io", "l-2", "u-1", want, 320),
+        0);
+    assert_string_equal(got, want);
+    assert_int_equal(strncmp(got, "leaderworkerset-l-2-", 20), 0);
+    jx_set(lws, "spec.replicas", json_integer(1001));
+    assert_int_equal(mk_lws_replicas(lws), -1);
+    json_decref(lws);
+}
+
+static void test_first_chooses_the_rest_follow(void **state)
+{
+    (void)state;
+    struct kcache *c = kcache_new();
+    json_t *w0 = component("w0", 0, NULL), *w1 = component("w1", 1, NULL);
+    json_t *w2 = component("w2", 2, NULL), *late = NULL;
+    char cl[64];
+    kcache_upsert(c, json_incref(w0));
+    kcache_upsert(c, json_incref(w1));
+    /* two of three: every one waits, the first too */
+    assert_int_equal(rc_component_place(c, w0, 3, cl, sizeof(cl), &late), RC_COMPONENT_WAIT);
+    json_decref(late);
+    kcache_upsert(c, json_incref(w2));
+    /* all there: the first chooses, the others wait for it */
+    assert_int_equal(rc_component_place(c, w0, 3, cl, sizeof(cl), &late), RC_COMPONENT_FREE);
+    assert_int_equal(json_array_size(late), 2); /* ml/w1 and ml/w2, to reconcile later */
+    json_decref(late);
+    assert_int_equal(rc_component_place(c, w2, 3, cl, sizeof(cl), &late), RC_COMPONENT_WAIT);
+    json_decref(late);
+    /* the first has a worker: the others follow it there */
+    json_decref(w0);
+    w0 = component("w0", 0, "worker-2");
+    kcache_upsert(c, json_incref(w0));
+    assert_int_equal(rc_component_place(c, w1, 3, cl, sizeof(cl), &late), RC_COMPONENT_FOLLOW);
+    assert_string_equal(cl, "worker-2");
+    json_decref(late);
+    /* components on two workers: nothing more is decided */
+    kcache_upsert(c, component("w2", 2, "worker-1"));
+    assert_int_equal(rc_component_place(c, w1, 3, cl, sizeof(cl), &late), RC_COMPONENT_WAIT);
+    json_decref(late);
+    json_decref(w0);
+    json_decref(w1);
+    json_decref(w2);
+    kcache_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lws_workload_names_are_kueues),
+        cmocka_unit_test(test_first_chooses_the_rest_follow),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
