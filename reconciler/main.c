@@ -31,6 +31,7 @@
 #include "signals.h"
 #include "pack.h"
 #include "probe.h"
+#include "podwatch.h"
 #include "why.h"
 #include "schema.h"
 #include "wlstatus.h"
@@ -337,6 +338,13 @@ static void remote_job_event(const char *cluster, const char *key, json_t *obj, 
     rc_enqueue(&a->x, 'w', wkey);
 }
 
+/* A pod of a dispatched job changed on its worker (podwatch.h). */
+static void pods_changed(const char *key, void *ud)
+{
+    struct app *a = ud;
+    rc_enqueue(&a->x, 'w', key);
+}
+
 static void cluster_state(const char *cluster, void *ud)
 {
     struct app *a = ud;
@@ -602,8 +610,9 @@ static int setup_state(struct app *a, char *err, size_t errlen)
     x->drift = smap_new();
     x->lost = smap_new();
     x->why = rc_why_new();
+    x->podwatch = rc_podwatch_new(pods_changed, a);
     if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->drift || !x->lost || !x->why ||
-        rc_metrics_init(&x->metrics) < 0) {
+        !x->podwatch || rc_metrics_init(&x->metrics) < 0) {
         return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < a->cfg.nintegrations; i++) {
@@ -806,6 +815,7 @@ static void teardown(struct app *a)
     for (int i = 0; i < a->ninf; i++)
         kw_informer_stop(a->inf[i].inf);
     ksec_stop(a->secrets_poll);
+    rc_podwatch_free(x->podwatch); /* before the connections it holds, and the queue */
     mkcs_free(x->clusters);
     kcache_free(x->secrets);
     for (int i = 0; i < a->ninf; i++)
