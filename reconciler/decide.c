@@ -388,7 +388,7 @@ static void cleanup(const struct rc_obs *o, struct rc_plan *p, int release_final
         add(p, RC_ACT_REMOVE_FINALIZER, -1);
 }
 
-/* 3b: Kueue evicted the Workload or released its quota and stopped the
+/* Before step 4: Kueue evicted the Workload or released its quota and stopped the
  * local job; once no copy of it runs anywhere, the job shows what the Job
  * controller would show for a stopped Job (rc_job_stopped_patch), so that
  * Kueue may restore its pod template and the Workload can be admitted again. */
@@ -407,6 +407,7 @@ static void stopped_job_status(const struct rc_obs *o, struct rc_plan *p)
         json_decref(patch);
 }
 
+/* Step 8: copy w won (its letters a to d are the README's). */
 static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, const char *state,
                           const int *drifted)
 {
@@ -418,7 +419,8 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
             json_pack("{s:s,s:n}", "clusterName", win->cluster, "nominatedClusterNames");
         add_status(p, patch);
     }
-    /* c: evicted on the manager while the remote holds quota */
+    /* evicted on the manager while the remote holds quota: the copy is
+     * deactivated, its job's status still copied back */
     if (rc_wl_evicted(o->wl)) {
         snprintf(p->step, sizeof(p->step), "evicted-on-manager");
         if (!rc_cond_true(win->wl, "DeactivationTarget")) {
@@ -429,12 +431,12 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
         }
         if (win->job)
             add(p, RC_ACT_SYNC_JOB_STATUS, w);
-        remove_all(o, p, w, drifted); /* b, as below */
+        remove_all(o, p, w, drifted); /* d, as below */
         return;
     }
-    /* d: the remote job, once; then its status */
+    /* b: the remote job, once; then its status */
     add(p, win->job ? RC_ACT_SYNC_JOB_STATUS : RC_ACT_CREATE_REMOTE_JOB, w);
-    /* e: Ready */
+    /* c: Ready */
     if (strcmp(state, "Ready") != 0 && strcmp(state, "Retry") != 0 &&
         strcmp(state, "Rejected") != 0) {
         char msg[512];
@@ -467,13 +469,13 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
         if (a)
             a->value = 0;
     }
-    /* b: the losers go (drifted ones are already being removed). Last,
+    /* d: the losers go (drifted ones are already being removed). Last,
      * unlike Kueue, which removes them before the job: a job is only ever
      * created on status.clusterName, so a loser's copy (a Workload, never
      * a job) can wait, and a loser that does not answer then delays
      * neither the winner's job nor Ready (rc_act_run) */
     remove_all(o, p, w, drifted);
-    /* f: periodic resync */
+    /* then a periodic resync */
     requeue(p, o->worker_lost_timeout_ms < o->resync_ms ? o->worker_lost_timeout_ms : o->resync_ms);
 }
 
@@ -543,7 +545,9 @@ static void explain(const struct rc_obs *o, struct rc_plan *p, int quota)
         p->acts[p->n - 1].value = (int)step;
 }
 
-static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report *rep)
+/* Steps 1 to 4: what the Workload, its check and its job decide before any
+ * copy is looked at. Returns 1 when the plan is complete. */
+static int manager_steps(const struct rc_obs *o, struct rc_plan *p)
 {
     json_t *wl = o->wl;
     int deleting = rc_wl_deleting(wl);
@@ -553,16 +557,16 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         snprintf(p->step, sizeof(p->step), "no-check");
         if (deleting)
             cleanup(o, p, 1);
-        return;
+        return 1;
     }
     const char *state = check_state(o);
     if (strcmp(state, "Rejected") == 0) {
         snprintf(p->step, sizeof(p->step), "rejected");
         if (!deleting && o->mode == RC_MODE_STANDALONE && deactivate_rejected(o, p))
-            return;
+            return 1;
         if (deleting || !rc_wl_reserved(wl))
             cleanup(o, p, deleting);
-        return;
+        return 1;
     }
     /* 2: adapter */
     if (!o->kind) {
@@ -577,13 +581,13 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
             cleanup(o, p, 1);
         else
             reject(o, p, msg);
-        return;
+        return 1;
     }
     /* the owner job is gone: the Workload goes too (standalone; Kueue does it otherwise) */
     if (!deleting && o->job_gone && o->mode == RC_MODE_STANDALONE) {
         snprintf(p->step, sizeof(p->step), "owner-gone");
         add(p, RC_ACT_DELETE_WL, -1);
-        return;
+        return 1;
     }
     /* 2: managed */
     if (!deleting && o->job && !o->managed) {
@@ -598,13 +602,13 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
                  "The owner is not managed by Kueue: Expecting %s to be \"%s\" not \"%s\"", path,
                  MK_MANAGED_BY, v ? v : "");
         reject(o, p, msg);
-        return;
+        return 1;
     }
     /* 3: deleted */
     if (deleting) {
         snprintf(p->step, sizeof(p->step), "deleted");
         cleanup(o, p, 1);
-        return;
+        return 1;
     }
     stopped_job_status(o, p);
     /* 4: finished, or no quota */
@@ -613,29 +617,43 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         cleanup(o, p, rc_wl_finished(wl));
         if (!rc_wl_finished(wl))
             explain(o, p, 1);
-        return;
+        return 1;
     }
     /* 4 (cont.): Kueue changes nothing when it cannot read the group: a missing
      * MultiKueueConfig is never a reason to evict (design.md invariant 14) */
     if (o->group_unknown) {
         snprintf(p->step, sizeof(p->step), "group-unknown");
         requeue(p, o->resync_ms);
-        return;
+        return 1;
     }
-    /* Once a cluster is recorded, only its copy speaks for the Workload: a
-     * stale copy on a worker that came back must not finish or evict it;
-     * nor does a copy already removed once for drift (same UID). */
-    const char *cn = jx_str(wl, "status.clusterName");
-    int only[RC_MAX_CLUSTERS * 2];
+    return 0;
+}
+
+/* Once a cluster is recorded, only its copy speaks for the Workload: a
+ * stale copy on a worker that came back must not finish or evict it; nor
+ * does a copy already removed once for drift (same UID). Sets silent[i] for
+ * each copy that does not speak. */
+static void silent_copies(const struct rc_obs *o, int *silent)
+{
+    const char *cn = jx_str(o->wl, "status.clusterName");
     for (size_t i = 0; i < o->nremotes && i < RC_MAX_CLUSTERS * 2; i++) {
         const struct rc_remote *rr = &o->remotes[i];
         const char *uid = jx_str(rr->wl, "metadata.uid");
-        only[i] = (cn && strcmp(rr->cluster, cn) != 0) ||
-                  (rr->drift_uid && uid && strcmp(rr->drift_uid, uid) == 0);
+        silent[i] = (cn && strcmp(rr->cluster, cn) != 0) ||
+                    (rr->drift_uid && uid && strcmp(rr->drift_uid, uid) == 0);
     }
-    /* 5: a remote finished (before drift, as in Kueue: a finished copy
-     * that also differs finishes the Workload) */
-    int r = earliest(o, "Finished", only);
+}
+
+/* Steps 5 and 6: a copy that finished or was evicted (before drift, as in
+ * Kueue: a finished copy that also differs finishes the Workload). Returns
+ * 1 when the plan is complete. */
+static int remote_outcome(const struct rc_obs *o, struct rc_plan *p, const char *state,
+                          const int *silent)
+{
+    json_t *wl = o->wl;
+    const char *cn = jx_str(wl, "status.clusterName");
+    /* 5: a remote finished */
+    int r = earliest(o, "Finished", silent);
     if (r >= 0) {
         json_t *c = rc_cond_find(o->remotes[r].wl, "Finished");
         const char *reason = jx_str(c, "reason"), *msg = jx_str(c, "message");
@@ -649,7 +667,7 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
                          o->remotes[r].cluster);
                 retry(o, p, m, "Warning");
             }
-            return;
+            return 1;
         }
         snprintf(p->step, sizeof(p->step), "remote-finished");
         /* the final sync reads the job from the worker, not the cache: its
@@ -660,41 +678,45 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
         json_t *conds = rc_conds_with(jx_get(wl, "status.conditions"), "Finished", "True",
                                       reason ? reason : "Succeeded", msg ? msg : "", o->now);
         add_status(p, conds ? json_pack("{s:o}", "conditions", conds) : NULL);
-        return;
+        return 1;
     }
     /* 6: a remote was evicted */
-    r = earliest(o, "Evicted", only);
-    if (r >= 0) {
-        if (rc_wl_evicted(wl)) {
-            snprintf(p->step, sizeof(p->step), "both-evicted");
-            if (o->remotes[r].job)
-                add(p, RC_ACT_SYNC_JOB_STATUS, r);
-            return;
-        }
-        if (strcmp(state, "Ready") == 0) {
-            snprintf(p->step, sizeof(p->step), "remote-evicted");
-            char m[512];
-            snprintf(m, sizeof(m),
-                     "Workload evicted on worker cluster: \"%s\", resetting for re-admission. "
-                     "Previously: \"%s\"",
-                     cn ? cn : o->remotes[r].cluster, state);
-            retry(o, p, m, "Normal");
-            return;
-        }
+    r = earliest(o, "Evicted", silent);
+    if (r < 0)
+        return 0;
+    if (rc_wl_evicted(wl)) {
+        snprintf(p->step, sizeof(p->step), "both-evicted");
+        if (o->remotes[r].job)
+            add(p, RC_ACT_SYNC_JOB_STATUS, r);
+        return 1;
     }
-    /* 7: spec drift, compared as Kueue compares (specdiff.h). A copy that
-     * differs is removed once and re-created by step 10; when the
-     * re-created copy (another UID) still differs, that is reported and the
-     * copy kept: never a delete/re-create loop against a worker whose
-     * schema prunes or defaults differently. */
-    int drifted[RC_MAX_CLUSTERS * 2] = {0};
+    if (strcmp(state, "Ready") != 0)
+        return 0;
+    snprintf(p->step, sizeof(p->step), "remote-evicted");
+    char m[512];
+    snprintf(m, sizeof(m),
+             "Workload evicted on worker cluster: \"%s\", resetting for re-admission. "
+             "Previously: \"%s\"",
+             cn ? cn : o->remotes[r].cluster, state);
+    retry(o, p, m, "Normal");
+    return 1;
+}
+
+/* Step 7: spec drift, compared as Kueue compares (specdiff.h). A copy that
+ * differs is removed once and re-created by step 10; when the re-created
+ * copy (another UID) still differs, that is reported (rep) and the copy
+ * kept: never a delete/re-create loop against a worker whose schema prunes
+ * or defaults differently. Sets drifted[i] for each copy being removed. */
+static void drift_scan(const struct rc_obs *o, struct rc_plan *p, struct drift_report *rep,
+                       int *drifted)
+{
     for (size_t i = 0; i < o->nremotes && i < RC_MAX_CLUSTERS * 2; i++) {
         const struct rc_remote *rr = &o->remotes[i];
         int prio_only;
         char path[RC_SPEC_PATH_MAX];
         if (!rr->available || !rr->wl || !rr->in_config)
-            continue; /* a copy off the config goes below, drift or not */
-        if (rc_spec_equal(jx_get(wl, "spec"), jx_get(rr->wl, "spec"), &prio_only, path,
+            continue; /* a copy off the config goes in step 9 or 10, drift or not */
+        if (rc_spec_equal(jx_get(o->wl, "spec"), jx_get(rr->wl, "spec"), &prio_only, path,
                           sizeof(path)) ||
             prio_only) {
             if (prio_only)
@@ -715,76 +737,90 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
             snprintf(rep->path, sizeof(rep->path), "%s", path);
         }
     }
-    /* 8: the winner */
-    int w = -1;
-    if (cn) {
-        int i = index_of(o, cn);
-        if (i >= 0 && o->remotes[i].available && o->remotes[i].in_config && !drifted[i] &&
-            o->remotes[i].wl && rc_wl_admitted(o->remotes[i].wl))
-            w = i;
-    } else {
-        w = earliest(o, "Admitted", drifted);
+}
+
+/* Step 8's choice: the recorded cluster's copy when admitted there, else
+ * the first admitted copy; -1 when none. */
+static int winner(const struct rc_obs *o, const int *drifted)
+{
+    const char *cn = jx_str(o->wl, "status.clusterName");
+    if (!cn)
+        return earliest(o, "Admitted", drifted);
+    int i = index_of(o, cn);
+    if (i >= 0 && o->remotes[i].available && o->remotes[i].in_config && !drifted[i] &&
+        o->remotes[i].wl && rc_wl_admitted(o->remotes[i].wl))
+        return i;
+    return -1;
+}
+
+/* Step 9: the reservation is not visible. As in Kueue only for a Ready
+ * check (a Retry is Kueue's to act on), and for mkueue's own Pending with a
+ * recorded cluster (written just before the remote job). Returns 1 when the
+ * plan is complete. */
+static int reservation_lost(const struct rc_obs *o, struct rc_plan *p, const char *state,
+                            const int *drifted)
+{
+    const char *cn = jx_str(o->wl, "status.clusterName");
+    if (strcmp(state, "Ready") != 0 && !(cn && strcmp(state, "Pending") == 0))
+        return 0;
+    if (!cn) {
+        snprintf(p->step, sizeof(p->step), "ready-without-cluster");
+        retry(o, p,
+              "Admission check is Ready but no admitting cluster is recorded; this is "
+              "unexpected, please report it",
+              "Warning");
+        return 1;
     }
-    if (w >= 0) {
-        winner_branch(o, p, w, state, drifted);
-        return;
+    int i = index_of(o, cn);
+    if (i >= 0 && !o->remotes[i].available) {
+        /* unreachable or unknown for now: likely still running there.
+         * Only the worker-lost timeout, from the first observed loss,
+         * lets it go elsewhere. */
+        long long lost = o->remotes[i].lost_ms;
+        if (lost < o->worker_lost_timeout_ms) {
+            snprintf(p->step, sizeof(p->step), "worker-lost-waiting");
+            requeue(p, (long)(o->worker_lost_timeout_ms - (lost > 0 ? lost : 0)));
+            return 1;
+        }
+        snprintf(p->step, sizeof(p->step), "worker-lost");
+        retry(o, p, "Reserving remote lost", "Normal");
+        return 1;
     }
-    /* 9: the reservation is not visible. As in Kueue only for a Ready
-     * check (a Retry is Kueue's to act on), and for mkueue's own Pending
-     * with a recorded cluster (written just before the remote job). */
-    if (strcmp(state, "Ready") == 0 || (cn && strcmp(state, "Pending") == 0)) {
-        if (!cn) {
-            snprintf(p->step, sizeof(p->step), "ready-without-cluster");
-            retry(o, p,
-                  "Admission check is Ready but no admitting cluster is recorded; this is "
-                  "unexpected, please report it",
-                  "Warning");
-            return;
-        }
-        int i = index_of(o, cn);
-        if (i >= 0 && !o->remotes[i].available) {
-            /* unreachable or unknown for now: likely still running there.
-             * Only the worker-lost timeout, from the first observed loss,
-             * lets it go elsewhere. */
-            long long lost = o->remotes[i].lost_ms;
-            if (lost < o->worker_lost_timeout_ms) {
-                snprintf(p->step, sizeof(p->step), "worker-lost-waiting");
-                requeue(p, (long)(o->worker_lost_timeout_ms - (lost > 0 ? lost : 0)));
-                return;
-            }
-            snprintf(p->step, sizeof(p->step), "worker-lost");
-            retry(o, p, "Reserving remote lost", "Normal");
-            return;
-        }
-        if (i < 0) { /* not observed at all (more clusters than RC_MAX_CLUSTERS * 2) */
-            snprintf(p->step, sizeof(p->step), "worker-lost");
-            retry(o, p, "Reserving remote lost", "Normal");
-            return;
-        }
-        /* reachable, and no admitted copy there (or it left the config):
-         * what is left of the old copy goes first, so a new copy is only
-         * made once the old one is known gone */
-        snprintf(p->step, sizeof(p->step), "remote-gone");
-        if (has_objects(&o->remotes[i]) && !drifted[i])
-            add(p, RC_ACT_REMOVE_REMOTE, i);
-        retry(o, p, "Reserving remote no longer exists or is not admitted", "Normal");
-        return;
+    if (i < 0) { /* not observed at all (more clusters than RC_MAX_CLUSTERS * 2) */
+        snprintf(p->step, sizeof(p->step), "worker-lost");
+        retry(o, p, "Reserving remote lost", "Normal");
+        return 1;
     }
-    /* 10: nominate only while Pending with no cluster */
+    /* reachable, and no admitted copy there (or it left the config):
+     * what is left of the old copy goes first, so a new copy is only
+     * made once the old one is known gone */
+    snprintf(p->step, sizeof(p->step), "remote-gone");
+    if (has_objects(&o->remotes[i]) && !drifted[i])
+        add(p, RC_ACT_REMOVE_REMOTE, i);
+    retry(o, p, "Reserving remote no longer exists or is not admitted", "Normal");
+    return 1;
+}
+
+/* Step 10: Pending with no cluster: the dispatcher's nomination
+ * (o->nominated, made by dispatchers.c before the plan) is written, copies
+ * are created on the nominated clusters and removed elsewhere. */
+static void nominate(const struct rc_obs *o, struct rc_plan *p, const struct drift_report *rep,
+                     const char *state, const int *drifted)
+{
     if (strcmp(state, "Pending") != 0) {
         snprintf(p->step, sizeof(p->step), "not-pending");
         return;
     }
-    if (!other_checks_ready(o) || rc_wl_evicted(wl)) {
+    if (!other_checks_ready(o) || rc_wl_evicted(o->wl)) {
         snprintf(p->step, sizeof(p->step), "waiting-other-checks");
         return;
     }
-    /* 10: nominate and synchronize; why it waits first, so a failed
-     * create below still leaves it said (a drift report has the message) */
+    /* why it waits first, so a failed create below still leaves it said (a
+     * drift report has the message) */
     snprintf(p->step, sizeof(p->step), "nominate");
     if (rep->cluster < 0)
         explain(o, p, 0);
-    json_t *cur = jx_get(wl, "status.nominatedClusterNames");
+    json_t *cur = jx_get(o->wl, "status.nominatedClusterNames");
     if (o->dispatcher_writes && o->nominated && !rc_names_equal(cur, o->nominated)) {
         json_t *patch = json_object();
         if (patch)
@@ -802,6 +838,29 @@ static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report
             add(p, RC_ACT_REMOVE_REMOTE, (int)i); /* not nominated, or an orphaned job */
     }
     requeue(p, o->dispatcher_requeue_ms);
+}
+
+/* The steps of reconciler/README.md "The dispatch", in order; each returns
+ * once it has decided. */
+static void steps(const struct rc_obs *o, struct rc_plan *p, struct drift_report *rep)
+{
+    if (manager_steps(o, p)) /* 1 to 4 */
+        return;
+    const char *state = check_state(o);
+    int silent[RC_MAX_CLUSTERS * 2] = {0};
+    silent_copies(o, silent);
+    if (remote_outcome(o, p, state, silent)) /* 5, 6 */
+        return;
+    int drifted[RC_MAX_CLUSTERS * 2] = {0};
+    drift_scan(o, p, rep, drifted); /* 7 */
+    int w = winner(o, drifted);     /* 8 */
+    if (w >= 0) {
+        winner_branch(o, p, w, state, drifted);
+        return;
+    }
+    if (reservation_lost(o, p, state, drifted)) /* 9 */
+        return;
+    nominate(o, p, rep, state, drifted); /* 10 */
 }
 
 void rc_decide(const struct rc_obs *o, struct rc_plan *p)

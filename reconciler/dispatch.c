@@ -324,6 +324,77 @@ static void observe_remote(struct rc_ctx *x, struct held *h, size_t n, const cha
     }
 }
 
+/* The Workload's owner: its kind's adapter, the local job, whether it is ours. */
+static void observe_owner(struct rc_ctx *x, struct held *h, json_t *owner)
+{
+    struct rc_obs *o = &h->obs;
+    const char *av = jx_str(owner, "apiVersion"), *kind = jx_str(owner, "kind");
+    snprintf(h->gvk, sizeof(h->gvk), "%s%s, Kind=%s", av && strchr(av, '/') ? "" : "/",
+             av ? av : "", kind ? kind : "");
+    o->owner_gvk = h->gvk;
+    const struct mk_kind *k = mk_kind_by_gvk(av, kind);
+    h->kind_index = k ? rc_kind_index(x, k) : -1;
+    if (h->kind_index < 0)
+        return;
+    o->kind = k;
+    o->managed_by_honoured = x->managed_by_kept[h->kind_index];
+    o->job = owner_job(x, h, owner, &o->job_gone);
+    /* a kind without managedBy (Pod) is always Kueue's, as in Kueue's
+     * pod adapter (IsJobManagedByKueue) */
+    o->managed =
+        o->job && (!o->managed_by_honoured || !k->managed_by_path || mk_is_managed(k, o->job));
+}
+
+/* Each cluster of the check's group (h->clusters), and the recorded one
+ * when it left the group; connected[i]: the group's i-th is available. */
+static void observe_remotes(struct rc_ctx *x, struct held *h, const char *key, const char *jname,
+                            long long now, int *connected)
+{
+    struct rc_obs *o = &h->obs;
+    size_t i;
+    json_t *cv;
+    const char *cn = jx_str(o->wl, "status.clusterName");
+    int cn_seen = 0;
+    json_array_foreach(h->clusters, i, cv)
+    {
+        if (i >= RC_MAX_CLUSTERS)
+            break;
+        observe_remote(x, h, o->nremotes, json_string_value(cv), 1, key, jname, now);
+        connected[i] = h->remotes[o->nremotes].available;
+        cn_seen = cn_seen || (cn && strcmp(cn, h->remotes[o->nremotes].cluster) == 0);
+        o->nremotes++;
+    }
+    /* the recorded cluster left the config: its copy is still watched, so
+     * it can be removed before anything is made elsewhere */
+    if (cn && !cn_seen && o->nremotes < RC_MAX_CLUSTERS * 2) {
+        observe_remote(x, h, o->nremotes, cn, 0, key, jname, now);
+        o->nremotes++;
+    }
+}
+
+/* The dispatcher's choice (dispatchers.h) for step 10 of the plan. */
+static void observe_nomination(struct rc_ctx *x, struct held *h, const char *key,
+                               const int *connected, long long now)
+{
+    struct rc_obs *o = &h->obs;
+    long long round = 0;
+    pthread_mutex_lock(&x->mu);
+    long long *rs = smap_get(x->rounds, key);
+    if (rs)
+        round = *rs;
+    pthread_mutex_unlock(&x->mu);
+    if (rc_nominate(x->cfg->dispatcher, h->clusters, connected,
+                    jx_get(o->wl, "status.nominatedClusterNames"), x->cfg->step_size,
+                    x->cfg->round_ms, round, now, &h->nom) == 0) {
+        h->have_nom = 1;
+        o->nominated = h->nom.clusters;
+        o->dispatcher_writes = x->cfg->dispatcher != RC_DISPATCH_EXTERNAL;
+        o->dispatcher_requeue_ms = h->nom.requeue_ms;
+    }
+}
+
+/* Fills h->obs for the plan: the Workload, its owner, its copies and the
+ * dispatcher's choice. Returns 1 when the Workload is gone (nothing to do). */
 static int observe(struct rc_ctx *x, const char *key, struct held *h)
 {
     struct rc_obs *o = &h->obs;
@@ -350,23 +421,8 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
     rc_cq_of(x, wl, h->cq, sizeof(h->cq));
 
     json_t *owner = rc_wl_owner(wl);
-    if (owner) {
-        const char *av = jx_str(owner, "apiVersion"), *kind = jx_str(owner, "kind");
-        snprintf(h->gvk, sizeof(h->gvk), "%s%s, Kind=%s", av && strchr(av, '/') ? "" : "/",
-                 av ? av : "", kind ? kind : "");
-        o->owner_gvk = h->gvk;
-        const struct mk_kind *k = mk_kind_by_gvk(av, kind);
-        h->kind_index = k ? rc_kind_index(x, k) : -1;
-        if (h->kind_index >= 0) {
-            o->kind = k;
-            o->managed_by_honoured = x->managed_by_kept[h->kind_index];
-            o->job = owner_job(x, h, owner, &o->job_gone);
-            /* a kind without managedBy (Pod) is always Kueue's, as in Kueue's
-             * pod adapter (IsJobManagedByKueue) */
-            o->managed = o->job && (!o->managed_by_honoured || !k->managed_by_path ||
-                                    mk_is_managed(k, o->job));
-        }
-    }
+    if (owner)
+        observe_owner(x, h, owner);
     if (!o->check)
         return 0;
 
@@ -378,44 +434,10 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
         return 0;
     }
     h->drift = drift_marks(x, key, jx_str(wl, "metadata.uid"));
-    const char *jname = jx_str(owner, "name");
     long long now = clk_now_ms();
     int connected[RC_MAX_CLUSTERS] = {0};
-    size_t i;
-    json_t *cv;
-    const char *cn = jx_str(wl, "status.clusterName");
-    int cn_seen = 0;
-    json_array_foreach(h->clusters, i, cv)
-    {
-        if (i >= RC_MAX_CLUSTERS)
-            break;
-        observe_remote(x, h, o->nremotes, json_string_value(cv), 1, key, jname, now);
-        connected[i] = h->remotes[o->nremotes].available;
-        cn_seen = cn_seen || (cn && strcmp(cn, h->remotes[o->nremotes].cluster) == 0);
-        o->nremotes++;
-    }
-    /* the recorded cluster left the config: its copy is still watched, so
-     * it can be removed before anything is made elsewhere */
-    if (cn && !cn_seen && o->nremotes < RC_MAX_CLUSTERS * 2) {
-        observe_remote(x, h, o->nremotes, cn, 0, key, jname, now);
-        o->nremotes++;
-    }
-
-    /* the dispatcher's choice */
-    long long round = 0;
-    pthread_mutex_lock(&x->mu);
-    long long *rs = smap_get(x->rounds, key);
-    if (rs)
-        round = *rs;
-    pthread_mutex_unlock(&x->mu);
-    if (h->clusters && rc_nominate(x->cfg->dispatcher, h->clusters, connected,
-                                   jx_get(wl, "status.nominatedClusterNames"), x->cfg->step_size,
-                                   x->cfg->round_ms, round, now, &h->nom) == 0) {
-        h->have_nom = 1;
-        o->nominated = h->nom.clusters;
-        o->dispatcher_writes = x->cfg->dispatcher != RC_DISPATCH_EXTERNAL;
-        o->dispatcher_requeue_ms = h->nom.requeue_ms;
-    }
+    observe_remotes(x, h, key, jx_str(owner, "name"), now, connected);
+    observe_nomination(x, h, key, connected, now);
     return 0;
 }
 
