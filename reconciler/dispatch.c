@@ -13,6 +13,7 @@
 #include "log.h"
 #include "pack.h"
 #include "placement.h"
+#include "podrefs.h"
 #include "podwatch.h"
 #include "probe.h"
 #include "why.h"
@@ -205,7 +206,10 @@ struct held {
     char down[RC_MAX_CLUSTERS * 2][320];            /* why.h: why each is unavailable */
     char cerr[RC_MAX_CLUSTERS * 2][RC_WHY_ERR_MAX]; /* why.h: its copy's last create error */
     char last_err[RC_WHY_ERR_MAX];                  /* create_remote's last failure */
-    json_t *cur; /* the manager Workload after the plan ran (owned) */
+    json_t *cur;         /* the manager Workload after the plan ran (owned) */
+    struct mk_refs refs; /* what the job references (data-aware dispatch) */
+    int have_refs;
+    char lacks[RC_MAX_CLUSTERS * 2][RC_WHY_ENTRY_MAX];
 };
 
 static void release(struct held *h)
@@ -279,6 +283,27 @@ void rc_lost_forget(struct rc_ctx *x, const char *cluster)
     pthread_mutex_unlock(&x->mu);
 }
 
+/* Data-aware dispatch: which of the objects the job references (h->refs)
+ * cluster n's caches show it lacks; one it cannot tell about counts as there. */
+static void observe_lacks(struct rc_ctx *x, struct held *h, size_t n, struct mkcs_conn *c,
+                          const char *ns)
+{
+    struct rc_remote *r = &h->remotes[n];
+    size_t len = 0;
+    char *out = h->lacks[n];
+    for (size_t i = 0; i < h->refs.n && x->refs_watch > 0; i++) {
+        const struct mk_ref *f = &h->refs.v[i];
+        struct kcache *cache = mkcs_conn_cache(c, (size_t)x->refs_watch + (size_t)f->kind);
+        if (mk_ref_present(cache, ns, f->name) != 0)
+            continue;
+        if (r->lacks++ == 0 || len < RC_WHY_ENTRY_MAX)
+            len += (size_t)snprintf(out + len, RC_WHY_ENTRY_MAX - len, "%s%s %s/%s",
+                                    len ? ", " : "", mk_ref_kind_name(f->kind), ns, f->name);
+    }
+    rc_why_truncate(out, RC_WHY_ENTRY_MAX);
+    r->lacks_what = r->lacks ? out : NULL;
+}
+
 /* Fills *r for a cluster: its connection (h->conns[n]), availability, how
  * long it has been lost, and its copies of the Workload and job. */
 static void observe_remote(struct rc_ctx *x, struct held *h, size_t n, const char *cluster,
@@ -322,6 +347,8 @@ static void observe_remote(struct rc_ctx *x, struct held *h, size_t n, const cha
         r->wl = rc_cache_get(mkcs_conn_cache(c, RC_WATCH_WORKLOADS), key);
         r->job = remote_job(x, c, h->kind_index, ns, jname, wname);
     }
+    if (c && r->available && h->have_refs)
+        observe_lacks(x, h, n, c, ns);
 }
 
 /* The Workload's owner: its kind's adapter, the local job, whether it is ours. */
@@ -434,6 +461,8 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
         return 0;
     }
     h->drift = drift_marks(x, key, jx_str(wl, "metadata.uid"));
+    o->data_aware = x->cfg->data_aware && x->refs_watch > 0;
+    h->have_refs = o->data_aware && o->job && mk_pod_refs(o->kind, o->job, &h->refs) == 0;
     long long now = clk_now_ms();
     int connected[RC_MAX_CLUSTERS] = {0};
     observe_remotes(x, h, key, jx_str(owner, "name"), now, connected);
@@ -932,7 +961,11 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             break;
         case RC_ACT_EVENT:
             if (a->value) { /* why.h: rate limited, on the Workload and its job */
-                if (!rc_why_event_allow(x->why, key, (enum rc_why_step)a->value, clk_now_ms()))
+                int ok =
+                    a->value == RC_WHY_DATA
+                        ? rc_why_event_allow_tag(x->why, key, "data", clk_now_ms())
+                        : rc_why_event_allow(x->why, key, (enum rc_why_step)a->value, clk_now_ms());
+                if (!ok)
                     break;
                 event_on_job(x, h, a->etype, a->reason, a->message);
             }

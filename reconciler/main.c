@@ -31,6 +31,7 @@
 #include "signals.h"
 #include "pack.h"
 #include "probe.h"
+#include "podrefs.h"
 #include "podwatch.h"
 #include "why.h"
 #include "schema.h"
@@ -746,13 +747,19 @@ static int setup_workers(struct app *a, char *err, size_t errlen)
     static const char *G = "kueue.x-k8s.io", *V = "v1beta2";
     static char selector[128];
     snprintf(selector, sizeof(selector), "%s=%s", MK_ORIGIN_LABEL, a->cfg.origin);
-    struct mkcs_watch watches[1 + RC_MAX_KINDS];
+    struct mkcs_watch watches[1 + RC_MAX_KINDS + MK_REF_KINDS];
     /* remote copies compacted like the manager's (readers unwrap them) */
     watches[0] = (struct mkcs_watch){{G, V, "workloads", 1}, selector, remote_wl_event, a,
                                      rc_pack_remote,         0};
     for (int k = 0; k < x->nkinds; k++)
         watches[1 + k] = (struct mkcs_watch){
             mk_kind_resource(x->kinds[k]), selector, remote_job_event, a, rc_pack_remote, 0};
+    size_t nwatches = (size_t)(1 + x->nkinds);
+    if (a->cfg.data_aware) { /* names of what jobs reference (podrefs.h), metadata only */
+        x->refs_watch = (int)nwatches;
+        mk_ref_watches(&watches[nwatches]);
+        nwatches += MK_REF_KINDS;
+    }
     int (*guard)(void *, const char *, const char *) = a->cfg.leader_elect ? may_write : NULL;
     struct kc_options wko = {.qps = a->cfg.worker_qps,
                              .burst = a->cfg.worker_burst,
@@ -764,7 +771,7 @@ static int setup_workers(struct app *a, char *err, size_t errlen)
         .secret_namespace = a->cfg.namespace,
         .kubeconfig_dir = a->cfg.kubeconfig_dir[0] ? a->cfg.kubeconfig_dir : NULL,
         .watches = watches,
-        .nwatches = (size_t)(1 + x->nkinds),
+        .nwatches = nwatches,
         .client = &wko,
         .on_state = cluster_state,
         .ud = a,

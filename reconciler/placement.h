@@ -4,7 +4,7 @@
  * how many are held back and why (the scheduler's message of an
  * unschedulable pod; a container's waiting reason, with its image for a
  * pull failure). The manager Workload gets one condition naming the layer,
- * type `Placement` (mkueue's own, docs/multikueue-compat.md 3.13), and the
+ * type `Placement` (mkueue's own, docs/multikueue-compat.md 3.14), and the
  * Workload and job get one Warning Event per reason (rate limited by the
  * executor, why.h), never one per pod:
  *   worker-1: 3/4 pods Pending: 0/2 nodes are available: 2 Insufficient nvidia.com/gpu.

@@ -44,6 +44,7 @@ enum rc_why_step {
     RC_WHY_NO_WORKER, /* no usable worker */
     RC_WHY_WORKERS,   /* copies made, no worker admits them yet */
     RC_WHY_PLACE,     /* layer 2 (placement.h): pods held back on the worker */
+    RC_WHY_DATA,      /* data-aware dispatch: workers lacking what the job references */
 };
 
 /* The waiting-for-manager-quota message, when the Workload holds no quota
