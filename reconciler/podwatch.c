@@ -283,8 +283,8 @@ int rc_podwatch_ensure(struct rc_podwatch *p, struct mkcs *set, const char *key,
             return MK_ERR_FULL;
         }
     }
-    /* the slot is reserved by leaving it NULL under no lock: only this
-     * Workload's reconcile (one at a time per key) fills it */
+    /* started without the lock (a Workload's reconciles run one at a time);
+     * the table is checked again below, as other keys may fill it meanwhile */
     pthread_mutex_unlock(&p->mu);
     if (old)
         retire(old);
