@@ -72,14 +72,14 @@ verdict() { mkueue why "job/$1" -n "$NS" | grep '^Verdict: '; }
 @test "pods no worker node can take: Placement False on the manager, one Warning per reason, the plugin says layer 2" {
     # the fake nodes have no nvidia.com/gpu.product label: no node fits
     place_job gpu 2 "      nodeSelector: {nvidia.com/gpu.product: H100}" >/dev/null
-    eventually 60 is_eq False placement gpu status
+    eventually 180 is_eq False placement gpu status
     cl=$(rc_cluster_of "$NS" gpu)
     [ -n "$cl" ]
     [ "$(placement gpu reason)" = Unschedulable ]
-    eventually 30 place_has gpu "$cl: 2/2 pods Pending: 0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector"
+    eventually 120 place_has gpu "$cl: 2/2 pods Pending: 0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector"
     wl=$(rc_wl_name "$NS" gpu)
-    eventually 10 has_event Workload "$wl" Unschedulable "Warning $cl: "
-    eventually 10 has_event Job gpu Unschedulable "Warning $cl: "
+    eventually 30 has_event Workload "$wl" Unschedulable "Warning $cl: "
+    eventually 30 has_event Job gpu Unschedulable "Warning $cl: "
     # two pods, any number of their updates: one Event per object
     [ "$(events Workload "$wl" Unschedulable | grep -c .)" = 1 ]
     [ "$(events Job gpu Unschedulable | grep -c .)" = 1 ]
@@ -93,17 +93,17 @@ verdict() { mkueue why "job/$1" -n "$NS" | grep '^Verdict: '; }
 
 @test "an image the worker cannot pull: ImagePullBackOff with the image on the manager, True once it runs" {
     IMAGE=registry.example/train:v3 RESULT=ImagePullBackOff place_job pull 1 >/dev/null
-    eventually 60 is_eq ImagePullBackOff placement pull reason
+    eventually 180 is_eq ImagePullBackOff placement pull reason
     cl=$(rc_cluster_of "$NS" pull)
     [ "$(placement pull message)" = "$cl: ImagePullBackOff for registry.example/train:v3 (1/1 pods)" ]
-    eventually 10 has_event Job pull ImagePullBackOff "Warning $cl: ImagePullBackOff for registry.example/train:v3"
-    eventually 10 is_eq "Verdict: layer 2 (placement): $cl: ImagePullBackOff for registry.example/train:v3 (1/1 pods)" verdict pull
+    eventually 30 has_event Job pull ImagePullBackOff "Warning $cl: ImagePullBackOff for registry.example/train:v3"
+    eventually 30 is_eq "Verdict: layer 2 (placement): $cl: ImagePullBackOff for registry.example/train:v3 (1/1 pods)" verdict pull
     # the image can be pulled now (the pod starts): Placement turns True, nothing else is said
     k "$cl" -n "$NS" annotate pods -l batch.kubernetes.io/job-name=pull mkueue.test/result=Running --overwrite >/dev/null
-    eventually 60 is_eq True placement pull status
+    eventually 180 is_eq True placement pull status
     [ "$(placement pull reason)" = PodsStarted ]
     [ "$(placement pull message)" = "$cl: no pod is held back (1/1 running or ended)" ]
-    eventually 10 is_eq "Verdict: running on $cl" verdict pull
+    eventually 30 is_eq "Verdict: running on $cl" verdict pull
 }
 
 @test "a PVC only worker-2 has: warned on apply, nominated and dispatched to worker-2 alone" {
@@ -117,14 +117,14 @@ YAML
     # the webhook sees the PVC on worker-2 (metadata watches; the reconciler's as soon)
     seen() { local w; w=$(place_job data 1 "$vol" --dry-run=server 2>&1 >/dev/null);
              [[ "$w" == *"PVC $NS/dataset does not exist on worker-1"* && "$w" != *"on worker-2"* ]]; }
-    eventually 30 seen
+    eventually 60 seen
     out=$(place_job data 1 "$vol" 2>&1)
     [[ "$out" == *"Warning: PVC $NS/dataset does not exist on worker-1"* ]]
     [[ "$out" != *"on worker-2"* ]]
-    eventually 60 has_cluster "$NS" data
+    eventually 180 has_cluster "$NS" data
     [ "$(rc_cluster_of "$NS" data)" = worker-2 ]
     wl=$(rc_wl_name "$NS" data)
-    eventually 10 has_event Workload "$wl" MissingReferences \
+    eventually 30 has_event Workload "$wl" MissingReferences \
         "Normal Not nominated, lacking what the job references: worker-1: PVC $NS/dataset"
     # worker-1 never got a copy
     [ -z "$(rc_remote_wls worker-1 "$NS")" ]
@@ -137,7 +137,7 @@ YAML
 @test "kubectl mkueue: layer 1 for a job over the manager's quota; clusters with their connection and queues" {
     CPU=20 place_job big 1 >/dev/null # the manager's quota: 16
     wait_quota() { verdict big | grep -q "^Verdict: layer 1 (admission): Waiting for quota on the manager: ClusterQueue team-a-cq"; }
-    eventually 30 wait_quota
+    eventually 60 wait_quota
     out=$(mkueue clusters)
     echo "$out" | grep -Eq '^worker-1 +True +Active +[0-9]+ +Connected$'
     echo "$out" | grep -Eq '^worker-2 +True +Active +[0-9]+ +Connected$'
