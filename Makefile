@@ -32,6 +32,13 @@ RECON_SRC   := $(sort $(filter-out reconciler/main.c,$(wildcard reconciler/*.c))
 SHELL  := /bin/bash
 OBJDIR := $(BUILD)/obj
 
+.PHONY: install-plugin
+# The kubectl plugin (plugin/kubectl-mkueue, POSIX sh): `kubectl mkueue why
+# job/NAME`, `kubectl mkueue clusters`. Installed beside kubectl.
+PLUGIN_DIR ?= $(or $(patsubst %/,%,$(dir $(shell command -v kubectl 2>/dev/null))),/usr/local/bin)
+install-plugin:
+	install -m 0755 plugin/kubectl-mkueue $(PLUGIN_DIR)/kubectl-mkueue
+
 .PHONY: all deps build testbed unit unit-asan lint fuzz test e2e e2e-asan e2e-up e2e-down demo bench clean help format
 
 all: deps build
@@ -46,6 +53,7 @@ help:
 	@echo "make testbed    build the test bed's Kubernetes, etcd, Kueue, KWOK, Helm from Go modules (cached)"
 	@echo "make e2e-up / e2e-down   start / stop the three local clusters"
 	@echo "make deps       install missing Debian packages with apt-get"
+	@echo "make install-plugin   kubectl-mkueue beside kubectl (PLUGIN_DIR=$(PLUGIN_DIR))"
 
 deps:
 	@missing=""; for e in $(DEB_PKGS); do p=$${e%%:*}; c=$${e#*:}; \

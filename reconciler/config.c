@@ -61,6 +61,7 @@ void rc_config_defaults(struct rc_config *c)
     c->resync_ms = 5 * 60 * 1000;
     c->probe_interval_ms = 5000;
     c->leader_elect = 1;
+    c->data_aware = 1;
     snprintf(c->lease_name, sizeof(c->lease_name), "mkueue-reconciler");
     c->lease_duration_ms = 15000;
     c->renew_deadline_ms = 10000;
@@ -314,6 +315,10 @@ static const struct fl_flag keys[] = {
      .key = "resyncPeriod"},
     {"probe-interval", FL_DUR, R(probe_interval_ms),
      .help = "reachability probe of connected workers (0 = off)", .key = "probeInterval"},
+    {"data-aware-dispatch", FL_BOOL, R(data_aware),
+     .help = "copies go only to workers having the PVCs, ConfigMaps, Secrets and "
+             "ServiceAccount the job references, while one has them all",
+     .key = "dataAwareDispatch"},
     {"leader-elect", FL_BOOL, R(leader_elect), .help = "elect a leader with a Lease",
      .key = "leaderElection.leaderElect"},
     {"lease-name", FL_BUF, R(lease_name), .help = "name of the Lease",

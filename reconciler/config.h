@@ -10,7 +10,8 @@
  *   countPath}, ...] (Kueue's multiKueue.externalFrameworks; kinds.h),
  *   clientConnection.{qps, burst}, workerConnection.{qps, burst, timeout},
  *   workers, logLevel, metricsAddress, kubeconfig, kubeconfigDir,
- *   resyncPeriod, probeInterval, leaderElection.{leaderElect, leaseName, leaseDuration,
+ *   resyncPeriod, probeInterval, dataAwareDispatch,
+ *   leaderElection.{leaderElect, leaseName, leaseDuration,
  *   renewDeadline, retryPeriod, identity}.
  * Durations are Go-style: "90s", "1m30s", "500ms", "15m", "1h", "0". */
 #ifndef MKUEUE_RC_CONFIG_H
@@ -58,6 +59,7 @@ struct rc_config {
     long resync_ms;            /* informer resync and periodic requeue */
     long probe_interval_ms;    /* reachability probe of workers, 0 = off */
     int leader_elect;
+    int data_aware; /* dataAwareDispatch (default on): decide.c step 10 */
     char lease_name[64];
     long lease_duration_ms, renew_deadline_ms, retry_period_ms;
     char identity[128]; /* "" = hostname_<random> */

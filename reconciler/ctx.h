@@ -62,7 +62,11 @@ struct rc_ctx {
      * MultiKueueCluster), forgotten once it is available (dispatch.c,
      * under mu). The worker-lost timeout runs from there. */
     struct smap *lost;
-    struct rc_why *why; /* why.h: create errors and the Pending Events' rate limit */
+    struct rc_why *why;           /* why.h: create errors and the Pending Events' rate limit */
+    struct rc_podwatch *podwatch; /* podwatch.h: pods of dispatched jobs (layer 2; may be NULL) */
+    /* mkcs watch index of the first of the workers' podrefs.h watches (after
+     * the kinds), 0 when they are off (dataAwareDispatch false) */
+    int refs_watch;
 };
 
 /* Index of a kind among the enabled ones, -1 when not enabled. */

@@ -803,6 +803,61 @@ static int reservation_lost(const struct rc_obs *o, struct rc_plan *p, const cha
     return 1;
 }
 
+/* A rate-limited Event of data-aware dispatch (why.h tag "data"). */
+static void data_event(struct rc_plan *p, const char *type, const char *msg)
+{
+    add_event(p, type, RC_REASON_DATA, msg);
+    if (p->n && p->acts[p->n - 1].type == RC_ACT_EVENT)
+        p->acts[p->n - 1].value = RC_WHY_DATA;
+}
+
+/* Data-aware dispatch (issue 13): the dispatcher's choice (new reference,
+ * NULL when none) without the available workers that lack an object the
+ * job references, while one of its choice has them all; when none has them
+ * all, the choice as it is, and an Event says so. Only the dispatchers that
+ * write the nominations are second-guessed (an External one is followed). */
+static json_t *data_aware(const struct rc_obs *o, struct rc_plan *p)
+{
+    if (!o->nominated || !o->data_aware || !o->dispatcher_writes)
+        return json_incref(o->nominated);
+    int full = 0, lacking = 0;
+    for (size_t i = 0; i < o->nremotes; i++) {
+        const struct rc_remote *rr = &o->remotes[i];
+        if (!rr->in_config || !rr->available || !rc_names_has(o->nominated, rr->cluster))
+            continue;
+        full += rr->lacks == 0;
+        lacking += rr->lacks > 0;
+    }
+    if (!lacking)
+        return json_incref(o->nominated);
+    char msg[RC_WHY_MAX];
+    size_t len = (size_t)snprintf(msg, sizeof(msg), "%s",
+                                  full ? "Not nominated, lacking what the job references: "
+                                       : "No worker has every object the job references: ");
+    json_t *out = json_array();
+    size_t i;
+    json_t *n;
+    int told = 0;
+    json_array_foreach(o->nominated, i, n)
+    {
+        const struct rc_remote *rr = NULL;
+        for (size_t j = 0; j < o->nremotes; j++)
+            if (o->remotes[j].in_config && strcmp(o->remotes[j].cluster, json_string_value(n)) == 0)
+                rr = &o->remotes[j];
+        int lacks = rr && rr->available && rr->lacks > 0;
+        if (lacks && len < sizeof(msg))
+            len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s%s: %s", told++ ? "; " : "",
+                                    rr->cluster, rr->lacks_what ? rr->lacks_what : "?");
+        if (out && (!full || !lacks))
+            json_array_append(out, n);
+    }
+    if (!full && len < sizeof(msg))
+        snprintf(msg + len, sizeof(msg) - len, "; dispatched as usual");
+    rc_why_truncate(msg, sizeof(msg));
+    data_event(p, full ? "Normal" : "Warning", msg);
+    return out;
+}
+
 /* Step 10: Pending with no cluster: the dispatcher's nomination
  * (o->nominated, made by dispatchers.c before the plan) is written, copies
  * are created on the nominated clusters and removed elsewhere. */
@@ -823,15 +878,16 @@ static void nominate(const struct rc_obs *o, struct rc_plan *p, const struct dri
     if (rep->cluster < 0)
         explain(o, p, 0);
     json_t *cur = jx_get(o->wl, "status.nominatedClusterNames");
-    if (o->dispatcher_writes && o->nominated && !rc_names_equal(cur, o->nominated)) {
+    json_t *chosen = data_aware(o, p);
+    if (o->dispatcher_writes && chosen && !rc_names_equal(cur, chosen)) {
         json_t *patch = json_object();
         if (patch)
-            json_object_set(patch, "nominatedClusterNames", o->nominated);
+            json_object_set(patch, "nominatedClusterNames", chosen);
         add_status(p, patch);
     }
     for (size_t i = 0; i < o->nremotes; i++) {
         const struct rc_remote *rr = &o->remotes[i];
-        int nominated = rr->in_config && rc_names_has(o->nominated, rr->cluster);
+        int nominated = rr->in_config && rc_names_has(chosen, rr->cluster);
         if (!rr->available || drifted[i])
             continue; /* a drifted copy is being removed; recreated next time */
         if (nominated && !rr->wl && !rr->job)
@@ -839,6 +895,7 @@ static void nominate(const struct rc_obs *o, struct rc_plan *p, const struct dri
         else if ((!nominated && has_objects(rr)) || (nominated && !rr->wl && rr->job))
             add(p, RC_ACT_REMOVE_REMOTE, (int)i); /* not nominated, or an orphaned job */
     }
+    json_decref(chosen);
     requeue(p, o->dispatcher_requeue_ms);
 }
 

@@ -24,6 +24,8 @@
 #define RC_MAX_CLUSTERS 20 /* MultiKueueConfig.spec.clusters maxItems */
 /* step 7 adds up to two actions per cluster, the winner or step 10 one more */
 #define RC_MAX_ACTS (RC_MAX_CLUSTERS * 3 + 16)
+/* reason of the events of data-aware dispatch (step 10) */
+#define RC_REASON_DATA "MissingReferences"
 /* reason of the Warning event: a re-created copy still differs */
 #define RC_REASON_DRIFT "RemoteSpecDiffers"
 
@@ -41,6 +43,11 @@ struct rc_remote {
     const char *drift_uid;
     const char *down;       /* unavailable: why, for messages (why.h rc_why_down; borrowed) */
     const char *create_err; /* the last failed create of the copy here (borrowed) or NULL */
+    /* Data-aware dispatch (issue 13): how many of the objects the job's pod
+     * templates reference (podrefs.h) this worker lacks, 0 when it has them
+     * all or cannot tell; lacks_what names them ("PVC ns/data, ..."). */
+    int lacks;
+    const char *lacks_what;
 };
 
 struct rc_obs {
@@ -67,6 +74,9 @@ struct rc_obs {
     /* Say why a Pending Workload waits (why.h) in the check's message and
      * Events; off, the plans are as before (the step tests). */
     int explain;
+    /* Step 10 nominates only workers having every object the job references
+     * while one of the dispatcher's choice does (rc_remote.lacks). */
+    int data_aware;
 };
 
 enum rc_act_type {
@@ -81,7 +91,8 @@ enum rc_act_type {
     RC_ACT_DELETE_WL,         /* delete the manager Workload (its job is gone) */
     RC_ACT_LOCAL_SUSPEND,     /* set the local job's suspend flag to `value` */
     RC_ACT_EVENT,             /* an Event on the manager Workload; value != 0: a why.h
-                               * step, rate limited, also on the job */
+                               * step, rate limited, also on the job (RC_WHY_DATA:
+                               * apart from the others, why.h's tag "data") */
     RC_ACT_COUNT_ADMITTED,    /* multikueue_workloads_admitted_total{cluster} */
     RC_ACT_DRIFT_MARK,        /* value 1: the copy (its UID) was removed for drift (message:
                                * the differing field); 0: forget that */

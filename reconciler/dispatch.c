@@ -15,6 +15,9 @@
 #include "pack.h"
 #include "podgroup.h"
 #include "components.h"
+#include "placement.h"
+#include "podrefs.h"
+#include "podwatch.h"
 #include "probe.h"
 #include "why.h"
 #include "wlstatus.h"
@@ -211,6 +214,10 @@ struct held {
     char down[RC_MAX_CLUSTERS * 2][320];            /* why.h: why each is unavailable */
     char cerr[RC_MAX_CLUSTERS * 2][RC_WHY_ERR_MAX]; /* why.h: its copy's last create error */
     char last_err[RC_WHY_ERR_MAX];                  /* create_remote's last failure */
+    json_t *cur;         /* the manager Workload after the plan ran (owned) */
+    struct mk_refs refs; /* what the job references (data-aware dispatch) */
+    int have_refs;
+    char lacks[RC_MAX_CLUSTERS * 2][RC_WHY_ENTRY_MAX];
 };
 
 static void release(struct held *h)
@@ -226,6 +233,7 @@ static void release(struct held *h)
     json_decref(h->obs.job);
     json_decref(h->clusters);
     json_decref(h->drift);
+    json_decref(h->cur);
     if (h->have_nom)
         rc_nomination_clear(&h->nom);
 }
@@ -306,6 +314,27 @@ void rc_lost_forget(struct rc_ctx *x, const char *cluster)
     pthread_mutex_unlock(&x->mu);
 }
 
+/* Data-aware dispatch: which of the objects the job references (h->refs)
+ * cluster n's caches show it lacks; one it cannot tell about counts as there. */
+static void observe_lacks(struct rc_ctx *x, struct held *h, size_t n, struct mkcs_conn *c,
+                          const char *ns)
+{
+    struct rc_remote *r = &h->remotes[n];
+    size_t len = 0;
+    char *out = h->lacks[n];
+    for (size_t i = 0; i < h->refs.n && x->refs_watch > 0; i++) {
+        const struct mk_ref *f = &h->refs.v[i];
+        struct kcache *cache = mkcs_conn_cache(c, (size_t)x->refs_watch + (size_t)f->kind);
+        if (mk_ref_present(cache, ns, f->name) != 0)
+            continue;
+        if (r->lacks++ == 0 || len < RC_WHY_ENTRY_MAX)
+            len += (size_t)snprintf(out + len, RC_WHY_ENTRY_MAX - len, "%s%s %s/%s",
+                                    len ? ", " : "", mk_ref_kind_name(f->kind), ns, f->name);
+    }
+    rc_why_truncate(out, RC_WHY_ENTRY_MAX);
+    r->lacks_what = r->lacks ? out : NULL;
+}
+
 /* Fills *r for a cluster: its connection (h->conns[n]), availability, how
  * long it has been lost, and its copies of the Workload and job. */
 static void observe_remote(struct rc_ctx *x, struct held *h, size_t n, const char *cluster,
@@ -349,6 +378,8 @@ static void observe_remote(struct rc_ctx *x, struct held *h, size_t n, const cha
         r->wl = rc_cache_get(mkcs_conn_cache(c, RC_WATCH_WORKLOADS), key);
         r->job = remote_job(x, h, n, c, h->kind_index, ns, jname, wname);
     }
+    if (c && r->available && h->have_refs)
+        observe_lacks(x, h, n, c, ns);
 }
 
 /* A LeaderWorkerSet's Workload (components.h): the one worker its first
@@ -502,6 +533,8 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
     if (o->kind == &mk_kind_leaderworkerset && !place_component(x, h))
         return 0;
     h->drift = drift_marks(x, key, jx_str(wl, "metadata.uid"));
+    o->data_aware = x->cfg->data_aware && x->refs_watch > 0;
+    h->have_refs = o->data_aware && o->job && mk_pod_refs(o->kind, o->job, &h->refs) == 0;
     long long now = clk_now_ms();
     int connected[RC_MAX_CLUSTERS] = {0};
     observe_remotes(x, h, key, jx_str(owner, "name"), now, connected);
@@ -999,8 +1032,9 @@ static void worker_leave(struct rc_ctx *x, struct held *h, const struct rc_act *
     }
 }
 
-/* The job's side of a why.h Event (the job as the Event's object). */
-static void why_event_on_job(struct rc_ctx *x, struct held *h, const struct rc_act *a)
+/* The job's side of a why.h or placement.h Event (the job as the Event's object). */
+static void event_on_job(struct rc_ctx *x, struct held *h, const char *etype, const char *reason,
+                         const char *message)
 {
     const struct mk_kind *k = h->obs.kind;
     if (!h->obs.job || !k)
@@ -1010,7 +1044,7 @@ static void why_event_on_job(struct rc_ctx *x, struct held *h, const struct rc_a
     json_t *obj = json_pack("{s:s,s:s,s:O?}", "apiVersion", av, "kind", k->kind, "metadata",
                             jx_get(h->obs.job, "metadata"));
     if (obj)
-        rc_event_emit(x->mgr, obj, a->etype, a->reason, a->message);
+        rc_event_emit(x->mgr, obj, etype, reason, message);
     json_decref(obj);
 }
 
@@ -1085,9 +1119,13 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             break;
         case RC_ACT_EVENT:
             if (a->value) { /* why.h: rate limited, on the Workload and its job */
-                if (!rc_why_event_allow(x->why, key, (enum rc_why_step)a->value, clk_now_ms()))
+                int ok =
+                    a->value == RC_WHY_DATA
+                        ? rc_why_event_allow_tag(x->why, key, "data", clk_now_ms())
+                        : rc_why_event_allow(x->why, key, (enum rc_why_step)a->value, clk_now_ms());
+                if (!ok)
                     break;
-                why_event_on_job(x, h, a);
+                event_on_job(x, h, a->etype, a->reason, a->message);
             }
             rc_event_emit(x->mgr, cur, a->etype, a->reason, a->message);
             if (strcmp(a->reason, "MultiKueue") == 0)
@@ -1121,8 +1159,60 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             cluster_failed[rc_act_scope(a)] = 1;
         rc = 0;
     }
-    json_decref(cur);
+    h->cur = cur; /* the Workload as last written, for placement() */
     return failed ? -1 : 0;
+}
+
+/* Issue 13, layer 2 (placement.h): once the job runs on status.clusterName,
+ * its pods there are watched (podwatch.h) and summarised on the manager:
+ * the Placement condition and one Warning Event per reason (at most one per
+ * Workload, cluster and reason in RC_WHY_EVENT_PERIOD_MS), on the Workload
+ * and its job. Best effort: a failed write is retried by the next pod
+ * change or reconcile. */
+static void placement(struct rc_ctx *x, struct held *h, const char *key)
+{
+    json_t *wl = h->cur ? h->cur : h->obs.wl;
+    const char *cn = jx_str(wl, "status.clusterName");
+    const char *ns = jx_str(wl, "metadata.namespace");
+    const struct rc_remote *r = NULL;
+    for (size_t i = 0; cn && i < h->obs.nremotes; i++)
+        if (strcmp(h->remotes[i].cluster, cn) == 0)
+            r = &h->remotes[i];
+    char sel[512];
+    if (!r || !r->job || !ns || !h->obs.kind || rc_wl_finished(wl) || rc_wl_deleting(wl) ||
+        rc_place_selector(h->obs.kind->kind, r->job, sel, sizeof(sel)) < 0) {
+        rc_podwatch_drop(x->podwatch, key);
+        return;
+    }
+    if (rc_podwatch_ensure(x->podwatch, x->clusters, key, cn, ns, sel) < 0)
+        return;
+    json_t *pods = rc_podwatch_pods(x->podwatch, key);
+    if (!pods)
+        return; /* not listed yet: the watch's first events enqueue the key */
+    struct rc_place_sum sum;
+    rc_place_summarise(pods, &sum);
+    json_decref(pods);
+    struct rc_place_plan plan;
+    if (rc_place_decide(wl, cn, &sum, h->now, &plan) < 0)
+        return;
+    if (plan.conds) {
+        json_t *st = json_pack("{s:O}", "conditions", plan.conds);
+        json_t *cur = json_incref(wl);
+        if (st && wl_patch(x, &cur, st, 0) == 0)
+            LOG_I(LG, "placement", "workload", key, "message",
+                  jx_str(rc_cond_find(cur, RC_PLACE_COND), "message"));
+        json_decref(st);
+        json_decref(cur);
+    }
+    for (size_t i = 0; i < plan.nev; i++) {
+        char tag[128];
+        snprintf(tag, sizeof(tag), "%s/%s", cn, plan.ev[i].reason);
+        if (!rc_why_event_allow_tag(x->why, key, tag, clk_now_ms()))
+            continue;
+        rc_event_emit(x->mgr, wl, "Warning", plan.ev[i].reason, plan.ev[i].message);
+        event_on_job(x, h, "Warning", plan.ev[i].reason, plan.ev[i].message);
+    }
+    rc_place_plan_clear(&plan);
 }
 
 int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
@@ -1135,6 +1225,7 @@ int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
     if (rc == 1) {
         free(h);
         drift_forget(x, key); /* the Workload is gone */
+        rc_podwatch_drop(x->podwatch, key);
         return 0;
     }
     struct rc_plan *plan = malloc(sizeof(*plan));
@@ -1154,6 +1245,8 @@ int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
         LOG_D(LG, "plan", "workload", key, "step", plan->step, "actions", acts);
     }
     rc = execute(x, h, plan, key, requeue_ms);
+    if (rc == 0 && x->podwatch)
+        placement(x, h, key);
 
     int in_cache = 0;
     json_t *still = kcache_get(x->workloads, key);

@@ -32,6 +32,8 @@
 #include "signals.h"
 #include "pack.h"
 #include "probe.h"
+#include "podrefs.h"
+#include "podwatch.h"
 #include "why.h"
 #include "schema.h"
 #include "wlstatus.h"
@@ -337,6 +339,13 @@ static void remote_job_event(const char *cluster, const char *key, json_t *obj, 
     rc_enqueue(&a->x, 'w', wkey);
 }
 
+/* A pod of a dispatched job changed on its worker (podwatch.h). */
+static void pods_changed(const char *key, void *ud)
+{
+    struct app *a = ud;
+    rc_enqueue(&a->x, 'w', key);
+}
+
 static void cluster_state(const char *cluster, void *ud)
 {
     struct app *a = ud;
@@ -602,8 +611,9 @@ static int setup_state(struct app *a, char *err, size_t errlen)
     x->drift = smap_new();
     x->lost = smap_new();
     x->why = rc_why_new();
+    x->podwatch = rc_podwatch_new(pods_changed, a);
     if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->drift || !x->lost || !x->why ||
-        rc_metrics_init(&x->metrics) < 0) {
+        !x->podwatch || rc_metrics_init(&x->metrics) < 0) {
         return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < a->cfg.nintegrations && x->nkinds < RC_MAX_KINDS; i++) {
@@ -753,13 +763,19 @@ static int setup_workers(struct app *a, char *err, size_t errlen)
     static const char *G = "kueue.x-k8s.io", *V = "v1beta2";
     static char selector[128];
     snprintf(selector, sizeof(selector), "%s=%s", MK_ORIGIN_LABEL, a->cfg.origin);
-    struct mkcs_watch watches[1 + RC_MAX_KINDS];
+    struct mkcs_watch watches[1 + RC_MAX_KINDS + MK_REF_KINDS];
     /* remote copies compacted like the manager's (readers unwrap them) */
     watches[0] = (struct mkcs_watch){{G, V, "workloads", 1}, selector, remote_wl_event, a,
                                      rc_pack_remote,         0};
     for (int k = 0; k < x->nkinds; k++)
         watches[1 + k] = (struct mkcs_watch){
             mk_kind_resource(x->kinds[k]), selector, remote_job_event, a, rc_pack_remote, 0};
+    size_t nwatches = (size_t)(1 + x->nkinds);
+    if (a->cfg.data_aware) { /* names of what jobs reference (podrefs.h), metadata only */
+        x->refs_watch = (int)nwatches;
+        mk_ref_watches(&watches[nwatches]);
+        nwatches += MK_REF_KINDS;
+    }
     int (*guard)(void *, const char *, const char *) = a->cfg.leader_elect ? may_write : NULL;
     struct kc_options wko = {.qps = a->cfg.worker_qps,
                              .burst = a->cfg.worker_burst,
@@ -771,7 +787,7 @@ static int setup_workers(struct app *a, char *err, size_t errlen)
         .secret_namespace = a->cfg.namespace,
         .kubeconfig_dir = a->cfg.kubeconfig_dir[0] ? a->cfg.kubeconfig_dir : NULL,
         .watches = watches,
-        .nwatches = (size_t)(1 + x->nkinds),
+        .nwatches = nwatches,
         .client = &wko,
         .on_state = cluster_state,
         .ud = a,
@@ -822,6 +838,7 @@ static void teardown(struct app *a)
     for (int i = 0; i < a->ninf; i++)
         kw_informer_stop(a->inf[i].inf);
     ksec_stop(a->secrets_poll);
+    rc_podwatch_free(x->podwatch); /* before the connections it holds, and the queue */
     mkcs_free(x->clusters);
     kcache_free(x->secrets);
     for (int i = 0; i < a->ninf; i++)

@@ -229,20 +229,29 @@ int rc_why_create_error(struct rc_why *w, const char *key, const char *cluster, 
     return found;
 }
 
-int rc_why_event_allow(struct rc_why *w, const char *key, enum rc_why_step step, long long now_ms)
+static int allow(struct rc_why *w, uint64_t h, int step, long long now_ms)
 {
     if (!w)
         return 1;
-    uint64_t h = hash2(key, "");
     struct ev_slot *s = &w->evs[h % RC_WHY_EV_SLOTS];
     int ok;
     pthread_mutex_lock(&w->mu);
-    ok = s->h != h || s->step != (int)step || now_ms - s->at_ms >= RC_WHY_EVENT_PERIOD_MS;
+    ok = s->h != h || s->step != step || now_ms - s->at_ms >= RC_WHY_EVENT_PERIOD_MS;
     if (ok) {
         s->h = h;
-        s->step = (int)step;
+        s->step = step;
         s->at_ms = now_ms;
     }
     pthread_mutex_unlock(&w->mu);
     return ok;
+}
+
+int rc_why_event_allow(struct rc_why *w, const char *key, enum rc_why_step step, long long now_ms)
+{
+    return allow(w, hash2(key, ""), (int)step, now_ms);
+}
+
+int rc_why_event_allow_tag(struct rc_why *w, const char *key, const char *tag, long long now_ms)
+{
+    return allow(w, hash2(key, tag && *tag ? tag : "-"), RC_WHY_PLACE, now_ms);
 }

@@ -43,6 +43,8 @@ enum rc_why_step {
     RC_WHY_QUOTA,     /* waiting for quota on the manager */
     RC_WHY_NO_WORKER, /* no usable worker */
     RC_WHY_WORKERS,   /* copies made, no worker admits them yet */
+    RC_WHY_PLACE,     /* layer 2 (placement.h): pods held back on the worker */
+    RC_WHY_DATA,      /* data-aware dispatch: workers lacking what the job references */
 };
 
 /* The waiting-for-manager-quota message, when the Workload holds no quota
@@ -87,5 +89,8 @@ int rc_why_create_error(struct rc_why *w, const char *key, const char *cluster, 
 /* Whether an Event for Workload key at step may go out now (monotonic ms);
  * when it may, it is counted as sent. Pure on the table: tests pass the time. */
 int rc_why_event_allow(struct rc_why *w, const char *key, enum rc_why_step step, long long now_ms);
+/* The same for layer 2's Events (placement.h): at most one per Workload key
+ * and tag ("<cluster>/<reason>") in the period, whatever else was told. */
+int rc_why_event_allow_tag(struct rc_why *w, const char *key, const char *tag, long long now_ms);
 
 #endif

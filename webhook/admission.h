@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "kinds/kinds.h"
 #include "metrics.h"
+#include "podrefs.h"
 #include "queue.h"
 #include "review.h"
 
@@ -25,17 +26,6 @@ enum wh_worker_state {
     WH_WORKER_READY = 0,  /* connected and its caches synced: checked */
     WH_WORKER_STALE = 1,  /* known but not connected (never yet, or lost): skipped */
     WH_WORKER_UNKNOWN = 2 /* no connection for that name (e.g. bad kubeconfig): skipped */
-};
-
-/* What a job's pod templates reference that must exist on the worker it
- * runs on (issue 13's preflight), in the order of the webhook's worker
- * watches. */
-enum wh_ref_kind {
-    WH_REF_PVC,
-    WH_REF_CONFIGMAP,
-    WH_REF_SECRET,
-    WH_REF_SERVICEACCOUNT,
-    WH_REF_KINDS
 };
 
 struct wh_workers {
@@ -47,7 +37,7 @@ struct wh_workers {
     void *ud;
     /* Preflight (may be NULL: none): 1 when the worker has object ns/name of
      * that kind, 0 when not, -1 when it cannot tell (not checked). */
-    int (*has_object)(void *ud, const char *cluster, enum wh_ref_kind kind, const char *ns,
+    int (*has_object)(void *ud, const char *cluster, enum mk_ref_kind kind, const char *ns,
                       const char *name);
 };
 
@@ -73,30 +63,6 @@ int wh_has_admission_gate(const json_t *pod);
 
 /* 1 when s is a DNS-1123 subdomain (Kubernetes' IsDNS1123Subdomain). */
 int wh_dns1123_subdomain(const char *s);
-
-/* ---- preflight (preflight.c) ------------------------------------------------ */
-
-#define WH_PREFLIGHT_MAX_REFS 64 /* distinct references looked at; more are not */
-
-struct wh_ref {
-    enum wh_ref_kind kind;
-    char name[254]; /* a DNS subdomain at most */
-};
-
-struct wh_refs {
-    struct wh_ref v[WH_PREFLIGHT_MAX_REFS];
-    size_t n;
-    int truncated; /* more than WH_PREFLIGHT_MAX_REFS */
-};
-
-/* The objects the pod templates of job (kind k's pod sets) need on a worker,
- * each once: PersistentVolumeClaims of volumes, ConfigMaps and Secrets of
- * volumes, projected volumes, envFrom and env (not those marked optional),
- * imagePullSecrets, and a serviceAccountName other than "default" (which
- * every namespace has). Returns 0, -1 when the pod sets cannot be read. */
-int wh_preflight_refs(const struct mk_kind *k, const json_t *job, struct wh_refs *out);
-/* "PVC", "ConfigMap", "Secret", "ServiceAccount". */
-const char *wh_ref_kind_name(enum wh_ref_kind kind);
 
 /* ---- the decisions (mutate.c, validate.c) ---------------------------------- */
 

@@ -21,7 +21,7 @@
 #define KUEUE_VERSION "v1beta2"
 
 /* Watches on every worker, by index. The preflight's (issue 13) follow
- * wh_ref_kind's order from W_PVCS on: metadata only, names kept. */
+ * mk_ref_kind's order from W_PVCS on: metadata only, names kept. */
 enum { W_NAMESPACES, W_LOCALQUEUES, W_PVCS, W_CONFIGMAPS, W_SECRETS, W_SERVICEACCOUNTS, NWATCHES };
 
 enum { C_LQ, C_CQ, C_AC, C_CONFIG, C_MKC, C_SECRET, NCACHES };
@@ -73,30 +73,15 @@ int wh_state_worker_check(void *ud, const char *cluster, const char *ns, const c
     return WH_WORKER_READY;
 }
 
-int wh_state_object_check(void *ud, const char *cluster, enum wh_ref_kind kind, const char *ns,
+int wh_state_object_check(void *ud, const char *cluster, enum mk_ref_kind kind, const char *ns,
                           const char *name)
 {
     struct mkcs_conn *c = mkcs_get(ud, cluster);
-    struct kcache *cache = c ? mkcs_conn_cache(c, W_PVCS + (size_t)kind) : NULL;
     int rc = -1;
-    if (cache && (unsigned)kind < WH_REF_KINDS && kcache_synced(cache)) {
-        json_t *o = kcache_get_nsname(cache, ns, name);
-        rc = o != NULL;
-        json_decref(o);
-    }
+    if (c && (unsigned)kind < MK_REF_KINDS)
+        rc = mk_ref_present(mkcs_conn_cache(c, W_PVCS + (size_t)kind), ns, name);
     mkcs_put(c);
     return rc;
-}
-
-/* A worker object as the preflight keeps it: its name, nothing else. */
-static json_t *names_only(json_t *obj, void *ud)
-{
-    (void)ud;
-    json_t *out = json_pack("{s:{s:s?,s:s?,s:s?}}", "metadata", "namespace",
-                            jx_str(obj, "metadata.namespace"), "name", jx_str(obj, "metadata.name"),
-                            "resourceVersion", jx_str(obj, "metadata.resourceVersion"));
-    json_decref(obj); /* ours for the call; NULL keeps the cache's as it came */
-    return out;
 }
 
 static void sync_workers(struct wh_state *s)
@@ -186,22 +171,11 @@ struct wh_state *wh_state_start(const struct wh_state_opts *o, char *err, size_t
             goto fail;
         }
     }
-    static const struct mkcs_watch watches[NWATCHES] = {
+    struct mkcs_watch watches[NWATCHES] = {
         [W_NAMESPACES] = {.res = {"", "v1", "namespaces", 0}},
         [W_LOCALQUEUES] = {.res = {KUEUE_GROUP, KUEUE_VERSION, "localqueues", 1}},
-        [W_PVCS] = {.res = {"", "v1", "persistentvolumeclaims", 1},
-                    .transform = names_only,
-                    .metadata_only = 1},
-        [W_CONFIGMAPS] = {.res = {"", "v1", "configmaps", 1},
-                          .transform = names_only,
-                          .metadata_only = 1},
-        [W_SECRETS] = {.res = {"", "v1", "secrets", 1},
-                       .transform = names_only,
-                       .metadata_only = 1},
-        [W_SERVICEACCOUNTS] = {.res = {"", "v1", "serviceaccounts", 1},
-                               .transform = names_only,
-                               .metadata_only = 1},
     };
+    mk_ref_watches(&watches[W_PVCS]);
     struct mkcs_options mo = {
         .secret_namespace = o->ns,
         .kubeconfig_dir = o->kubeconfig_dir,

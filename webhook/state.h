@@ -44,7 +44,7 @@ int wh_state_worker_check(void *ud, const char *cluster, const char *ns, const c
 /* The preflight's object check on a clusters set (ud, a struct mkcs *):
  * 1 when the worker's cache has ns/name of that kind, 0 when not, -1 when
  * the cache is not there or not synced (not checked). */
-int wh_state_object_check(void *ud, const char *cluster, enum wh_ref_kind kind, const char *ns,
+int wh_state_object_check(void *ud, const char *cluster, enum mk_ref_kind kind, const char *ns,
                           const char *name);
 
 #endif

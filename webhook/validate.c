@@ -89,12 +89,12 @@ static int running(const struct mk_kind *k, const json_t *old)
 /* Preflight (issue 13): a warning per object the job's pod templates need
  * that worker cl lacks. Never a denial: the object may be made later. */
 static void preflight(const struct wh_ctx *c, const struct wh_review *r, const char *cl,
-                      const struct wh_refs *refs, struct wh_verdict *v)
+                      const struct mk_refs *refs, struct wh_verdict *v)
 {
     for (size_t i = 0; i < refs->n; i++) {
-        const struct wh_ref *f = &refs->v[i];
+        const struct mk_ref *f = &refs->v[i];
         if (c->workers.has_object(c->workers.ud, cl, f->kind, r->ns, f->name) == 0)
-            wh_verdict_warn(v, "%s %s/%s does not exist on %s", wh_ref_kind_name(f->kind), r->ns,
+            wh_verdict_warn(v, "%s %s/%s does not exist on %s", mk_ref_kind_name(f->kind), r->ns,
                             f->name, cl);
     }
 }
@@ -138,8 +138,8 @@ static int check_workers(const struct wh_ctx *c, const struct mk_kind *k, const 
     }
     struct buf missing;
     buf_init(&missing, BUF_CAP_MESSAGE);
-    struct wh_refs refs; /* ~17 KB: the server threads' stacks have room */
-    int pre = c->workers.has_object && wh_preflight_refs(k, r->object, &refs) == 0;
+    struct mk_refs refs; /* ~17 KB: the server threads' stacks have room */
+    int pre = c->workers.has_object && mk_pod_refs(k, r->object, &refs) == 0;
     size_t i;
     json_t *name;
     json_array_foreach(res->clusters, i, name)

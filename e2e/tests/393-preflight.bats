@@ -6,18 +6,14 @@
 # only their names (metadata-only watches on the workers).
 
 load helpers
+load why
 
 setup_file() {
-    bed_queues
-    wh_start mkueue-webhook-pf "$MKUEUE_E2E_DIR/webhook-certs"
-    register_webhooks Validating mkueue-e2e-preflight "$MKUEUE_E2E_DIR/webhook-certs" \
-        "$WH_NS_SELECTOR" '{matchExpressions: [{key: kueue.x-k8s.io/queue-name, operator: Exists}]}' \
-        "batch v1 jobs job CREATE,UPDATE"
+    why_webhook_start mkueue-webhook-pf
 }
 
 teardown_file() {
-    km delete validatingwebhookconfiguration mkueue-e2e-preflight --ignore-not-found >/dev/null
-    stop_component mkueue-webhook-pf
+    why_webhook_stop mkueue-webhook-pf
 }
 
 setup() {

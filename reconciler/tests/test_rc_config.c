@@ -49,6 +49,7 @@ static void test_defaults_are_kueues(void **state)
     assert_int_equal(c.round_ms, 5 * 60000);
     assert_int_equal(c.mode, RC_MODE_STANDALONE);
     assert_int_equal(c.leader_elect, 1);
+    assert_int_equal(c.data_aware, 1);
     assert_int_equal(rc_config_validate(&c, err, sizeof(err)), 0);
     /* every managedBy kind of the registry, Pod, StatefulSet (Kueue's
      * names "pod", "statefulset") and LeaderWorkerSet, not Deployment */
@@ -69,6 +70,7 @@ static const char *yaml = "origin: team-x\n"
                           "mode: with-kueue\n"
                           "gcInterval: 30s\n"
                           "workerLostTimeout: 5m\n"
+                          "dataAwareDispatch: false\n"
                           "dispatcher: kueue.x-k8s.io/multikueue-dispatcher-incremental\n"
                           "incrementalDispatcher:\n"
                           "  stepSize: 1\n"
@@ -94,6 +96,7 @@ static void test_yaml(void **state)
     assert_int_equal(c.mode, RC_MODE_WITH_KUEUE);
     assert_int_equal(c.gc_interval_ms, 30000);
     assert_int_equal(c.worker_lost_timeout_ms, 300000);
+    assert_int_equal(c.data_aware, 0);
     assert_int_equal(c.dispatcher, RC_DISPATCH_INCREMENTAL);
     assert_int_equal(c.step_size, 1);
     assert_int_equal(c.round_ms, 120000);

@@ -283,6 +283,91 @@ static void test_event_rate_limit(void **state)
     rc_why_free(w);
 }
 
+/* Data-aware dispatch (step 10): copies only where the job's references are. */
+static size_t count_on(const struct rc_plan *p, enum rc_act_type t, int cluster)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++)
+        n += p->acts[i].type == t && p->acts[i].cluster == cluster;
+    return n;
+}
+
+static const struct rc_act *data_event(const struct rc_plan *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->acts[i].type == RC_ACT_EVENT && strcmp(p->acts[i].reason, RC_REASON_DATA) == 0)
+            return &p->acts[i];
+    return NULL;
+}
+
+static void test_data_aware_dispatch(void **state)
+{
+    (void)state;
+    struct fx f;
+    setup(&f, manager_wl(1, ""));
+    f.o.data_aware = 1;
+    f.r[0].lacks = 1;
+    f.r[0].lacks_what = "PVC ns/dataset";
+    rc_decide(&f.o, &f.plan);
+    assert_string_equal(f.plan.step, "nominate");
+    assert_int_equal(count_on(&f.plan, RC_ACT_CREATE_REMOTE_WL, 0), 0);
+    assert_int_equal(count_on(&f.plan, RC_ACT_CREATE_REMOTE_WL, 1), 1);
+    const struct rc_act *st = rc_plan_find(&f.plan, RC_ACT_WL_STATUS);
+    assert_non_null(st);
+    json_t *nom = json_object_get(st->patch, "nominatedClusterNames");
+    assert_int_equal(json_array_size(nom), 1);
+    assert_string_equal(json_string_value(json_array_get(nom, 0)), "worker-2");
+    const struct rc_act *ev = data_event(&f.plan);
+    assert_non_null(ev);
+    assert_string_equal(ev->etype, "Normal");
+    assert_int_equal(ev->value, RC_WHY_DATA);
+    assert_string_equal(ev->message,
+                        "Not nominated, lacking what the job references: worker-1: PVC ns/dataset");
+    /* a copy already on the lacking worker is removed */
+    f.r[0].wl = copy_of(f.o.wl);
+    rc_plan_clear(&f.plan);
+    rc_decide(&f.o, &f.plan);
+    assert_int_equal(count_on(&f.plan, RC_ACT_REMOVE_REMOTE, 0), 1);
+    json_decref(f.r[0].wl);
+    f.r[0].wl = NULL;
+    /* none has them all: dispatched as usual, and said */
+    f.r[1].lacks = 2;
+    f.r[1].lacks_what = "Secret ns/token, ConfigMap ns/cfg";
+    rc_plan_clear(&f.plan);
+    rc_decide(&f.o, &f.plan);
+    assert_int_equal(count_on(&f.plan, RC_ACT_CREATE_REMOTE_WL, 0), 1);
+    assert_int_equal(count_on(&f.plan, RC_ACT_CREATE_REMOTE_WL, 1), 1);
+    ev = data_event(&f.plan);
+    assert_non_null(ev);
+    assert_string_equal(ev->etype, "Warning");
+    assert_string_equal(ev->message,
+                        "No worker has every object the job references: worker-1: PVC ns/dataset; "
+                        "worker-2: Secret ns/token, ConfigMap ns/cfg; dispatched as usual");
+    /* a lacking worker that is not available does not count: worker-2 lacks, worker-1 is down */
+    f.r[1].lacks = 0;
+    f.r[0].available = 0;
+    rc_plan_clear(&f.plan);
+    rc_decide(&f.o, &f.plan);
+    assert_null(data_event(&f.plan));
+    f.r[0].available = 1;
+    /* switched off: both, nothing said */
+    f.r[1].lacks = 0;
+    f.o.data_aware = 0;
+    rc_plan_clear(&f.plan);
+    rc_decide(&f.o, &f.plan);
+    assert_int_equal(count_on(&f.plan, RC_ACT_CREATE_REMOTE_WL, 0), 1);
+    assert_int_equal(count_on(&f.plan, RC_ACT_CREATE_REMOTE_WL, 1), 1);
+    assert_null(data_event(&f.plan));
+    /* an External dispatcher's list is followed */
+    f.o.data_aware = 1;
+    f.o.dispatcher_writes = 0;
+    rc_plan_clear(&f.plan);
+    rc_decide(&f.o, &f.plan);
+    assert_int_equal(count_on(&f.plan, RC_ACT_CREATE_REMOTE_WL, 0), 1);
+    assert_null(data_event(&f.plan));
+    teardown(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_ready_and_drift_keep_their_texts),
         cmocka_unit_test(test_truncation_is_bounded),
         cmocka_unit_test(test_event_rate_limit),
+        cmocka_unit_test(test_data_aware_dispatch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

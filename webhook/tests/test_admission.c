@@ -149,12 +149,12 @@ static int teardown(void **state)
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static int fake_has_object(void *ud, const char *cluster, enum wh_ref_kind kind, const char *ns,
+static int fake_has_object(void *ud, const char *cluster, enum mk_ref_kind kind, const char *ns,
                            const char *name)
 {
     struct fixture *f = ud;
     char key[600];
-    snprintf(key, sizeof(key), "%s %s/%s", wh_ref_kind_name(kind), ns, name);
+    snprintf(key, sizeof(key), "%s %s/%s", mk_ref_kind_name(kind), ns, name);
     for (int i = 0; i < 2; i++) {
         struct fake_worker *w = &f->workers[i];
         if (strcmp(w->name, cluster) != 0)
@@ -664,8 +664,8 @@ static void test_validate_preflight_warnings(void **state)
                  "\"containers\":[{\"name\":\"c\",\"envFrom\":[{\"configMapRef\":{"
                  "\"name\":\"settings\"}}],\"env\":[{\"name\":\"K\",\"valueFrom\":{"
                  "\"secretKeyRef\":{\"name\":\"regcred\",\"key\":\"k\"}}}]}]}}"));
-    struct wh_refs refs;
-    assert_int_equal(wh_preflight_refs(job, obj, &refs), 0);
+    struct mk_refs refs;
+    assert_int_equal(mk_pod_refs(job, obj, &refs), 0);
     assert_int_equal(refs.n, 5); /* the optional ConfigMap skipped, regcred once */
     /* worker-2 has all of it; worker-1 only the ServiceAccount */
     struct fake_worker *w1 = &f->workers[0], *w2 = &f->workers[1];
