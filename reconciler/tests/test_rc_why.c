@@ -303,7 +303,7 @@ static const struct rc_act *data_event(const struct rc_plan *p)
 static void test_data_aware_dispatch(void **state)
 {
     (void)state;
-    struct fx f;
+    struct rc_fixture f;
     setup(&f, manager_wl(1, ""));
     f.o.data_aware = 1;
     f.r[0].lacks = 1;
@@ -365,7 +365,7 @@ static void test_data_aware_dispatch(void **state)
     rc_decide(&f.o, &f.plan);
     assert_int_equal(count_on(&f.plan, RC_ACT_CREATE_REMOTE_WL, 0), 1);
     assert_null(data_event(&f.plan));
-    teardown(&f);
+    rcf_teardown(&f);
 }
 
 int main(void)
