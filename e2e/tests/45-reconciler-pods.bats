@@ -37,10 +37,7 @@ teardown_file() {
 
 setup() {
     NS=$(fresh_ns rcpods)
-    rc_ns "$NS"
-    km label ns "$NS" kueue.x-k8s.io/managed-namespace=true >/dev/null
-    # the ServiceAccount admission plugin needs the namespace's default account
-    eventually 20 km -n "$NS" get sa default -o name >/dev/null
+    rc_ns_pods "$NS"
 }
 
 teardown() {

@@ -15,50 +15,18 @@ load helpers
 load reconciler
 
 PORT=$((RC_METRICS_BASE + 46))
-WH_PORT=${MKUEUE_WEBHOOK_PORT:-16446}
-WH_MPORT=${MKUEUE_WEBHOOK_METRICS_PORT:-16447}
 LOG=$MKUEUE_E2E_DIR/logs/rc-groups.log
 
 # The mutating webhooks for pods, StatefulSets and LeaderWorkerSets, as the
 # chart registers them.
-register() {
-    local ca entries="" spec name path group res ops
-    ca=$(base64 -w0 <"$MKUEUE_E2E_DIR/webhook-certs-groups/ca.crt")
-    for spec in "pod /mutate--v1-pod '' pods CREATE" \
-        "statefulset /mutate-apps-v1-statefulset apps statefulsets CREATE,UPDATE" \
-        "lws /mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset leaderworkerset.x-k8s.io leaderworkersets CREATE,UPDATE"; do
-        eval "set -- $spec"; name=$1 path=$2 group=$3 res=$4 ops=$5
-        entries+="
-- name: mutate-$name.mkueue.x-k8s.io
-  admissionReviewVersions: [v1]
-  sideEffects: None
-  failurePolicy: Fail
-  clientConfig: {url: 'https://127.0.0.1:$WH_PORT$path', caBundle: $ca}
-  namespaceSelector: {matchLabels: {kueue.x-k8s.io/managed-namespace: 'true'}}
-  rules: [{apiGroups: ['$group'], apiVersions: [v1], resources: [$res], operations: [$ops]}]"
-    done
-    km apply -f - >/dev/null <<YAML
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata: {name: mkueue-e2e-groups}
-webhooks:$entries
-YAML
-}
-
 setup_file() {
     rc_bed_setup
-    local d=$MKUEUE_E2E_DIR/webhook-certs-groups w
-    "$MKUEUE_ROOT/certs/gen.sh" webhook "$d" >/dev/null
-    start_component mkueue-webhook-groups "$BIN/mkueue-webhook" \
-        --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" --namespace mkueue-system \
-        --cert-dir "$d" --bind-address 127.0.0.1 --port "$WH_PORT" \
-        --metrics-bind-address 127.0.0.1 --metrics-port "$WH_MPORT"
-    eventually 30 curl -sf "http://127.0.0.1:$WH_MPORT/readyz" -o /dev/null
-    for w in worker-1 worker-2; do
-        eventually 30 bash -c "curl -sf http://127.0.0.1:$WH_MPORT/metrics |
-            grep -qx 'mkueue_webhook_cache_synced{cluster=\"$w\"} 1'"
-    done
-    register
+    local d=$MKUEUE_E2E_DIR/webhook-certs-groups
+    wh_start mkueue-webhook-groups "$d"
+    register_webhooks Mutating mkueue-e2e-groups "$d" \
+        '{matchLabels: {kueue.x-k8s.io/managed-namespace: "true"}}' "" \
+        "core v1 pods pod CREATE" "apps v1 statefulsets statefulset CREATE,UPDATE" \
+        "leaderworkerset.x-k8s.io v1 leaderworkersets leaderworkerset CREATE,UPDATE"
     rc_start rc-groups "$PORT" --leader-elect=false --gc-interval 5s
 }
 
@@ -71,10 +39,7 @@ teardown_file() {
 
 setup() {
     NS=$(fresh_ns rcgroups)
-    rc_ns "$NS"
-    km label ns "$NS" kueue.x-k8s.io/managed-namespace=true >/dev/null
-    # the ServiceAccount admission plugin needs the namespace's default account
-    eventually 20 km -n "$NS" get sa default -o name >/dev/null
+    rc_ns_pods "$NS"
 }
 
 teardown() {
