@@ -481,8 +481,8 @@ static void observe_nomination(struct rc_ctx *x, struct held *h, const char *key
         round = *rs;
     pthread_mutex_unlock(&x->mu);
     if (h->clusters && rc_nominate(x->cfg->dispatcher, h->clusters, connected,
-                    jx_get(o->wl, "status.nominatedClusterNames"), x->cfg->step_size,
-                    x->cfg->round_ms, round, now, &h->nom) == 0) {
+                                   jx_get(o->wl, "status.nominatedClusterNames"), x->cfg->step_size,
+                                   x->cfg->round_ms, round, now, &h->nom) == 0) {
         h->have_nom = 1;
         o->nominated = h->nom.clusters;
         o->dispatcher_writes = x->cfg->dispatcher != RC_DISPATCH_EXTERNAL;

@@ -23,14 +23,13 @@ static const struct kc_resource WORKLOADS = {"kueue.x-k8s.io", "v1beta2", "workl
 static json_t *assemble(const char *ns, const char *wname, json_t *owners, json_t *podsets,
                         const char *queue, char *err, size_t errlen)
 {
-    json_t *wl =
-        owners && podsets
-            ? json_pack("{s:s,s:s,s:{s:s,s:s,s:{},s:[s],s:o},s:{s:o,s:s,s:I,s:b}}", "apiVersion",
-                        "kueue.x-k8s.io/v1beta2", "kind", "Workload", "metadata", "name", wname,
-                        "namespace", ns, "labels", "finalizers", RC_FINALIZER, "ownerReferences",
-                        owners, "spec", "podSets", podsets, "queueName", queue, "priority", 0,
-                        "active", 1)
-            : NULL;
+    json_t *wl = owners && podsets
+                     ? json_pack("{s:s,s:s,s:{s:s,s:s,s:{},s:[s],s:o},s:{s:o,s:s,s:I,s:b}}",
+                                 "apiVersion", "kueue.x-k8s.io/v1beta2", "kind", "Workload",
+                                 "metadata", "name", wname, "namespace", ns, "labels", "finalizers",
+                                 RC_FINALIZER, "ownerReferences", owners, "spec", "podSets",
+                                 podsets, "queueName", queue, "priority", 0, "active", 1)
+                     : NULL;
     if (!wl) {
         if (!owners || !podsets) {
             json_decref(owners);
@@ -252,8 +251,8 @@ static int ensure(struct rc_ctx *x, const struct mk_kind *k, const json_t *job, 
             return 0;
         }
         struct rc_priority p;
-        if (rc_priority_resolve(label, jx_get(obj, "spec.podSets"), x->wpcs, x->priorityclasses,
-                                &p, err, sizeof(err)) < 0 ||
+        if (rc_priority_resolve(label, jx_get(obj, "spec.podSets"), x->wpcs, x->priorityclasses, &p,
+                                err, sizeof(err)) < 0 ||
             rc_priority_apply(obj, &p) < 0) {
             /* as Kueue: no Workload until the class exists (retried with backoff) */
             LOG_W(LG, "workload not created", "job", key, "error", err);
