@@ -51,12 +51,24 @@ int rc_act_scope(const struct rc_act *a)
     }
 }
 
-enum rc_run rc_act_run(const struct rc_act *a, int any_failed, const unsigned char *cluster_failed)
+enum rc_run rc_act_run(const struct rc_act *a, const struct rc_run_state *s)
 {
     int c = rc_act_scope(a);
+    if (s->manager_failed)
+        return RC_STOP;
     if (c < 0)
-        return any_failed ? RC_STOP : RC_RUN;
-    return cluster_failed[c] ? RC_SKIP : RC_RUN;
+        return s->any_failed ? RC_STOP : RC_RUN;
+    return s->cluster_failed[c] ? RC_SKIP : RC_RUN;
+}
+
+void rc_run_failed(struct rc_run_state *s, const struct rc_act *a)
+{
+    int c = rc_act_scope(a);
+    s->any_failed = 1;
+    if (c < 0)
+        s->manager_failed = 1;
+    else
+        s->cluster_failed[c] = 1;
 }
 
 void rc_plan_clear(struct rc_plan *p)

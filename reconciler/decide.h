@@ -123,15 +123,25 @@ struct rc_plan {
  * other action, even one counted per cluster, is the manager's. */
 int rc_act_scope(const struct rc_act *a);
 
+/* What failed so far while the executor runs a plan (zeroed before the
+ * first action). */
+struct rc_run_state {
+    int any_failed;                                    /* some action failed */
+    int manager_failed;                                /* a manager action failed */
+    unsigned char cluster_failed[RC_MAX_CLUSTERS * 2]; /* an action of cluster i failed */
+};
+
 /* What the executor does with the next action, given what failed before it
- * in the plan: any_failed (some action failed or was skipped) and
- * cluster_failed[i] (an action of cluster i failed or was skipped). A
- * manager action may depend on anything before it: it runs only when
- * nothing failed, else the plan stops there. A cluster's action runs unless
- * its own cluster failed: one hung or failing worker does not keep the
- * other clusters' steps from running. */
+ * in the plan. A manager action may depend on anything before it: it runs
+ * only when nothing failed, else the plan stops there. Every action may
+ * depend on the manager actions before it (a copy is removed only once the
+ * Workload's Finished is written): after a failed manager action the plan
+ * stops. A cluster's action runs unless its own cluster failed: one hung or
+ * failing worker does not keep the other clusters' steps from running. */
 enum rc_run { RC_RUN, RC_SKIP, RC_STOP };
-enum rc_run rc_act_run(const struct rc_act *a, int any_failed, const unsigned char *cluster_failed);
+enum rc_run rc_act_run(const struct rc_act *a, const struct rc_run_state *s);
+/* Records that action a failed. */
+void rc_run_failed(struct rc_run_state *s, const struct rc_act *a);
 
 /* Fills plan (which the caller then frees with rc_plan_clear). */
 void rc_decide(const struct rc_obs *o, struct rc_plan *plan);

@@ -1052,11 +1052,11 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
                    long *requeue_ms)
 {
     json_t *cur = json_incref(h->obs.wl);
-    int rc = 0, failed = 0;
-    unsigned char cluster_failed[RC_MAX_CLUSTERS * 2] = {0};
+    int rc = 0;
+    struct rc_run_state run_state = {0};
     for (size_t k = 0; k < p->n; k++) {
         const struct rc_act *a = &p->acts[k];
-        enum rc_run run = rc_act_run(a, failed, cluster_failed);
+        enum rc_run run = rc_act_run(a, &run_state);
         if (run == RC_STOP)
             break;
         if (run == RC_SKIP)
@@ -1152,15 +1152,12 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             continue;
         LOG_D(LG, "action failed", "workload", key, "action", rc_act_name(a->type));
     failed:
-        /* the rest of this cluster's part, and every later manager action,
-         * wait for the retry; the other clusters' actions go on */
-        failed = 1;
-        if (rc_act_scope(a) >= 0)
-            cluster_failed[rc_act_scope(a)] = 1;
+        /* what waits for the retry: rc_act_run */
+        rc_run_failed(&run_state, a);
         rc = 0;
     }
     h->cur = cur; /* the Workload as last written, for placement() */
-    return failed ? -1 : 0;
+    return run_state.any_failed ? -1 : 0;
 }
 
 /* Issue 13, layer 2 (placement.h): once the job runs on status.clusterName,

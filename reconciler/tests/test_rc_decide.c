@@ -76,22 +76,23 @@ static int index_of(const struct rc_plan *p, enum rc_act_type t, int nth)
 }
 
 /* Runs the plan as the executor does (rc_act_run) with every action of
- * cluster `bad` failing; counts how many of type t ran (on cluster c, or
- * any when c < 0). */
+ * cluster `bad` failing (RAN_MANAGER_FAILS: the first manager status write
+ * fails); counts how many of type t ran (on cluster c, or any when c < 0). */
+#define RAN_MANAGER_FAILS (-2)
 static int ran(const struct rc_plan *p, int bad, enum rc_act_type t, int c)
 {
-    unsigned char failed[RC_MAX_CLUSTERS * 2] = {0};
-    int any = 0, n = 0;
+    struct rc_run_state s = {0};
+    int n = 0;
     for (size_t k = 0; k < p->n; k++) {
         const struct rc_act *a = &p->acts[k];
-        enum rc_run r = rc_act_run(a, any, failed);
+        enum rc_run r = rc_act_run(a, &s);
         if (r == RC_STOP)
             break;
         if (r == RC_SKIP)
             continue;
-        if (rc_act_scope(a) >= 0 && rc_act_scope(a) == bad) {
-            any = 1;
-            failed[bad] = 1;
+        if ((rc_act_scope(a) >= 0 && rc_act_scope(a) == bad) ||
+            (bad == RAN_MANAGER_FAILS && a->type == RC_ACT_WL_STATUS && !s.manager_failed)) {
+            rc_run_failed(&s, a);
             continue;
         }
         n += a->type == t && (c < 0 || a->cluster == c);
@@ -161,7 +162,8 @@ static void test_nominate_removes_unnominated_copies(void **state)
 }
 
 /* One failing worker does not keep the others' part of a plan from
- * running; nothing of the manager's runs after a failure. */
+ * running; nothing of the manager's runs after a failure, and nothing at
+ * all after a failed manager write. */
 static void test_a_failing_cluster_stops_only_its_part(void **state)
 {
     (void)state;
@@ -183,6 +185,11 @@ static void test_a_failing_cluster_stops_only_its_part(void **state)
     assert_int_equal(ran(&f.plan, 1, RC_ACT_WL_STATUS, -1), 1);
     assert_int_equal(ran(&f.plan, 1, RC_ACT_COUNT_ADMITTED, -1), 0);
     assert_int_equal(ran(&f.plan, 1, RC_ACT_REMOVE_REMOTE, -1), 0);
+    /* clusterName not written: no worker action after it either (the job
+     * is created only once its cluster is recorded, losers stay) */
+    assert_int_equal(ran(&f.plan, -1, RC_ACT_CREATE_REMOTE_JOB, 1), 1);
+    assert_int_equal(ran(&f.plan, RAN_MANAGER_FAILS, RC_ACT_CREATE_REMOTE_JOB, -1), 0);
+    assert_int_equal(ran(&f.plan, RAN_MANAGER_FAILS, RC_ACT_REMOVE_REMOTE, -1), 0);
     rcf_teardown(&f);
     /* the recorded cluster reachable without a copy: its removal fails, so
      * no Retry (a new copy only once the old one is known gone) */
