@@ -65,6 +65,9 @@ has_event() { events "$1" "$2" | grep -qF -- "$3"; }
     [ "$(rc_check_state "$NS" wide)" = Pending ]
     wl=$(rc_wl_name "$NS" wide)
     eventually 10 has_event Job wide "Normal Waiting for a worker to admit it: worker-1: "
+    # kubectl mkueue says the same, as layer 1
+    mkueue why job/wide -n "$NS" |
+        grep -q '^Verdict: layer 1 (admission): Waiting for a worker to admit it: worker-1: '
     # more reconciles (a label on the Workload) write nothing and tell nothing new
     km -n "$NS" label workload "$wl" mkueue.test/poke=1 >/dev/null
     km -n "$NS" label workload "$wl" mkueue.test/poke=2 --overwrite >/dev/null

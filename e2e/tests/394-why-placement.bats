@@ -34,7 +34,6 @@ teardown() {
 }
 
 # mkueue ARGS...: the plugin, as `kubectl mkueue` runs it, on the manager
-mkueue() { PATH="$MKUEUE_ROOT/plugin:$PATH" kubectl mkueue "$@" --context manager; }
 # place_job NAME PARALLELISM [TEMPLATE-SPEC-LINES] [KUBECTL-FLAG]: a Job of
 # the queue team-a (pods: $RESULT, default Running; $IMAGE; $CPU each)
 place_job() {

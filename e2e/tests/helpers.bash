@@ -195,3 +195,7 @@ YAML
         done
     } | km apply -f - >/dev/null
 }
+
+# mkueue ARGS...: the kubectl plugin of this tree (plugin/kubectl-mkueue),
+# as `kubectl mkueue ARGS` against the manager.
+mkueue() { PATH="$MKUEUE_ROOT/plugin:$PATH" kubectl mkueue "$@" --context manager; }
