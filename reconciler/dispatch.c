@@ -1073,6 +1073,10 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             h->status_written |= rc == 0;
             break;
         case RC_ACT_REMOVE_REMOTE:
+            /* which step decided it: a removed copy is the one action a
+             * reader of the log must be able to explain */
+            LOG_I(LG, "removing the remote copy", "cluster", cluster, "workload", key, "step",
+                  p->step);
             rc = remove_remote(x, h, a->cluster);
             break;
         case RC_ACT_CREATE_REMOTE_WL: {
