@@ -2,8 +2,9 @@
 # mkueue-reconciler where it once differed from Kueue's MultiKueue
 # controller: a transient absence (the MultiKueueConfig deleted for a while,
 # a MultiKueueCluster deleted and re-created) evicts nothing, re-dispatches
-# nothing, and never puts a job on two workers; a refused kubeconfig is
-# refused in Kueue's words.
+# nothing, and never puts a job on two workers; a copy that finished out of
+# reach while its Workload changed finishes the Workload; a refused
+# kubeconfig is refused in Kueue's words.
 
 load helpers
 load reconciler
@@ -31,6 +32,8 @@ setup() {
 
 teardown() {
     teardown_common
+    local i
+    for i in 1 2; do rc_secret worker-$i "$MKUEUE_E2E_DIR/kubeconfig/worker-$i.yaml"; done
     km delete mkc -l mkueue.test/file=36-div --ignore-not-found --wait=false >/dev/null
     km -n mkueue-system delete secret -l mkueue.test/file=36-div --ignore-not-found >/dev/null
     km apply -f "$MKUEUE_ROOT/e2e/manifests/manager.yaml" >/dev/null
@@ -133,3 +136,24 @@ mkc_cond() { jp manager mkc "$1" -o jsonpath="{.status.conditions[?(@.type==\"Ac
     eq False "$(mkc_cond "$NS-tf" status)"
 }
 
+@test "a copy that finished out of reach while its Workload changed: the Workload finishes, nothing is sent again" {
+    RC_TTL=300 rc_job "$NS" fin # the finished Job (and so its Workload) outlives the checks
+    eventually 30 is_ready "$NS" fin
+    c=$(rc_cluster_of "$NS" fin)
+    w=$(rc_wl_name "$NS" fin)
+    eventually 20 has_pods "$c" "$NS" job-name=fin
+    rc_secret_dead "$c"
+    eventually 30 is_eq False mkc_active "$c"
+    # out of mkueue's reach: the job succeeds there, and the manager's
+    # Workload changes, so the finished copy also differs from it
+    rc_finish_pod "$c" "$NS" fin
+    eventually 30 is_eq True jp "$c" -n "$NS" workload "$w" \
+        -o jsonpath='{.status.conditions[?(@.type=="Finished")].status}'
+    km -n "$NS" patch workload "$w" --type=json \
+        -p '[{"op":"add","path":"/spec/podSets/0/template/metadata/annotations/drift","value":"yes"}]' >/dev/null
+    rc_secret "$c" "$MKUEUE_E2E_DIR/kubeconfig/$c.yaml"
+    eventually 60 is_eq True rc_cond "$NS" fin Finished
+    eq Succeeded "$(rc_wl "$NS" fin '{.status.conditions[?(@.type=="Finished")].reason}')"
+    eq "" "$(rc_wl "$NS" fin '{.status.admissionChecks[0].retryCount}')"
+    eventually 30 no_remote_objects "$NS"
+}
