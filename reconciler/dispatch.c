@@ -415,6 +415,7 @@ static int place_component(struct rc_ctx *x, struct held *h)
     }
     if (c == RC_COMPONENT_WAIT && !jx_str(o->wl, "status.clusterName")) {
         o->group_unknown = 1;
+        o->component_wait = 1;
         return 0;
     }
     return 1;
