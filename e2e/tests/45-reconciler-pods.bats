@@ -66,7 +66,6 @@ YAML
 pj() { jp "$1" -n "$NS" pod "$2" -o jsonpath="$3"; }
 remote_pods() { k "$1" -n "$NS" get pods -l kueue.x-k8s.io/multikueue-origin=multikueue -o name 2>/dev/null; }
 # no pod of the namespace is bound to one of the manager's nodes
-none_on_manager_nodes() { eq "" "$(km -n "$NS" get pods -o jsonpath='{.items[*].spec.nodeName}')"; }
 
 @test "Pod: gated on the manager, one Workload, run by one worker, status mirrored, finished, removed" {
     pod p1

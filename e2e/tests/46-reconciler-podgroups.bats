@@ -73,7 +73,6 @@ ORIGIN=kueue.x-k8s.io/multikueue-origin=multikueue
 remote_pods() { k "$1" -n "$NS" get pods -l "${2:-$ORIGIN}" -o name 2>/dev/null | grep -c . || true; }
 running_on() { k "$1" -n "$NS" get pods -l "${2:-$ORIGIN}" --field-selector status.phase=Running -o name 2>/dev/null | grep -c . || true; }
 # no pod of the namespace is bound to one of the manager's (KWOK) nodes
-none_on_manager_nodes() { eq "" "$(km -n "$NS" get pods -o jsonpath='{.items[*].spec.nodeName}')"; }
 no_remote_objects_here() { [ "$(remote_pods worker-1 "$@")$(remote_pods worker-2 "$@")" = 00 ] && [ "$(rc_count_remote_wls "$NS")" = 0 ]; }
 waited_for() { grep 'no workload for the pod group yet' "$LOG" | grep -q "$NS/$1"; }
 phases() { km -n "$NS" get pods -o jsonpath='{.items[*].status.phase}'; }

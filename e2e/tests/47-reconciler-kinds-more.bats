@@ -201,7 +201,7 @@ dep_running() { k "$1" -n "$NS" get pods -l app=d --field-selector status.phase=
     eventually 90 is_eq 2 dep_running worker-1
     eventually 90 is_eq 2 dep_running worker-2
     eventually 30 is_eq 4 on manager deployment d '{.status.readyReplicas}'
-    eq "" "$(km -n "$NS" get pods -o jsonpath='{.items[*].spec.nodeName}')"
+    none_on_manager_nodes
     km -n "$NS" delete deployment d >/dev/null
     eventually 30 is_eq 0 dep_running worker-1
     eventually 30 is_eq 0 dep_running worker-2

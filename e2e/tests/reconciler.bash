@@ -111,3 +111,7 @@ rc_metric() {
 
 # pid of a test-bed process (e.g. apiserver-worker-2)
 bed_pid() { awk -v n="$1" '$2 == n { print $1 }' "$MKUEUE_E2E_DIR/pids"; }
+
+# none_on_manager_nodes: no pod of namespace $NS is bound to a manager node
+# (dispatched pods run on workers only).
+none_on_manager_nodes() { eq "" "$(km -n "$NS" get pods -o jsonpath='{.items[*].spec.nodeName}')"; }
