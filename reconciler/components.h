@@ -19,11 +19,20 @@ enum rc_component {
     RC_COMPONENT_WAIT,   /* not all exist yet, or the first has no worker yet */
 };
 
+/* Where a component may go. */
+struct rc_component_view {
+    char cluster[254]; /* FOLLOW: the worker to follow */
+    /* "ns/name" of the first component when this one waits behind it and
+     * every component exists, none with a worker: the first may choose now
+     * (whichever Workload arrives last wakes it; no timer). Else empty. */
+    char first[320];
+    json_t *late; /* new array (NULL on oom): "ns/name" keys of the components
+                   * without a worker yet, to reconcile once this one has one */
+};
+
 /* Where Workload wl (a component) may go, given that its job expects
- * `expected` Workloads; cluster (len bytes) receives the worker to follow.
- * *late (new array, may be NULL on oom) lists "ns/name" keys of the
- * components without a worker yet, to reconcile once this one has one. */
+ * `expected` Workloads; fills *v (v->late owned by the caller). */
 enum rc_component rc_component_place(struct kcache *workloads, const json_t *wl, long long expected,
-                                     char *cluster, size_t len, json_t **late);
+                                     struct rc_component_view *v);
 
 #endif

@@ -12,9 +12,6 @@
 #include "why.h"
 #include "wlstatus.h"
 
-/* How soon a LeaderWorkerSet replica waiting for its siblings looks again. */
-#define RC_COMPONENT_WAIT_MS 2000
-
 static const char *const act_names[] = {
     "wl-status",
     "remove-remote",
@@ -640,7 +637,7 @@ static int manager_steps(const struct rc_obs *o, struct rc_plan *p)
      * MultiKueueConfig is never a reason to evict (design.md invariant 14) */
     if (o->group_unknown) {
         snprintf(p->step, sizeof(p->step), "group-unknown");
-        requeue(p, o->component_wait ? RC_COMPONENT_WAIT_MS : o->resync_ms);
+        requeue(p, o->resync_ms);
         return 1;
     }
     return 0;

@@ -64,10 +64,6 @@ struct rc_obs {
     /* The check's MultiKueueConfig (or the check's parameters) could not be
      * read: the group is unknown and, as in Kueue, nothing is decided on it. */
     int group_unknown;
-    /* with group_unknown: a LeaderWorkerSet replica waiting for its
-     * siblings' Workloads, which its job's reconcile is creating: look
-     * again soon, not at the resync */
-    int component_wait;
     json_t *nominated;          /* the dispatcher's choice (borrowed; NULL = none) */
     int dispatcher_writes;      /* AllAtOnce/Incremental write nominatedClusterNames */
     long dispatcher_requeue_ms; /* -1 = none */

@@ -385,29 +385,31 @@ static void observe_remote(struct rc_ctx *x, struct held *h, size_t n, const cha
 /* A LeaderWorkerSet's Workload (components.h): the one worker its first
  * component got, or nothing decided while that is unknown (as when the
  * group cannot be read). Once it has a worker, the components still
- * without one are reconciled. Returns 0 when it waits. */
+ * without one are reconciled; while the first has not chosen, the Workload
+ * that completes the group wakes it. Returns 0 when it waits. */
 static int place_component(struct rc_ctx *x, struct held *h)
 {
     struct rc_obs *o = &h->obs;
-    char cl[254];
-    json_t *late = NULL;
+    struct rc_component_view v;
     long long expected = o->job ? mk_lws_replicas(o->job) : 0;
-    enum rc_component c = rc_component_place(x->workloads, o->wl, expected, cl, sizeof(cl), &late);
+    enum rc_component c = rc_component_place(x->workloads, o->wl, expected, &v);
     size_t i;
     json_t *k;
     int nudge = jx_str(o->wl, "status.clusterName") || c == RC_COMPONENT_FOLLOW;
-    json_array_foreach(late, i, k)
+    json_array_foreach(v.late, i, k)
     {
         if (nudge)
             rc_enqueue(x, 'w', json_string_value(k));
     }
-    json_decref(late);
+    json_decref(v.late);
+    if (v.first[0])
+        rc_enqueue(x, 'w', v.first);
     if (c == RC_COMPONENT_FOLLOW) {
         json_t *one = NULL;
         json_array_foreach(h->clusters, i, k)
         {
-            if (strcmp(json_string_value(k), cl) == 0)
-                one = json_pack("[s]", cl);
+            if (strcmp(json_string_value(k), v.cluster) == 0)
+                one = json_pack("[s]", v.cluster);
         }
         json_decref(h->clusters);
         h->clusters = one ? one : json_array();
@@ -415,7 +417,6 @@ static int place_component(struct rc_ctx *x, struct held *h)
     }
     if (c == RC_COMPONENT_WAIT && !jx_str(o->wl, "status.clusterName")) {
         o->group_unknown = 1;
-        o->component_wait = 1;
         return 0;
     }
     return 1;

@@ -51,31 +51,40 @@ static void test_first_chooses_the_rest_follow(void **state)
     (void)state;
     struct kcache *c = kcache_new();
     json_t *w0 = component("w0", 0, NULL), *w1 = component("w1", 1, NULL);
-    json_t *w2 = component("w2", 2, NULL), *late = NULL;
-    char cl[64];
+    json_t *w2 = component("w2", 2, NULL);
+    struct rc_component_view v;
     kcache_upsert(c, json_incref(w0));
     kcache_upsert(c, json_incref(w1));
-    /* two of three: every one waits, the first too */
-    assert_int_equal(rc_component_place(c, w0, 3, cl, sizeof(cl), &late), RC_COMPONENT_WAIT);
-    json_decref(late);
+    /* two of three: every one waits, the first too, and nobody is woken */
+    assert_int_equal(rc_component_place(c, w0, 3, &v), RC_COMPONENT_WAIT);
+    assert_string_equal(v.first, "");
+    json_decref(v.late);
+    assert_int_equal(rc_component_place(c, w1, 3, &v), RC_COMPONENT_WAIT);
+    assert_string_equal(v.first, "");
+    json_decref(v.late);
     kcache_upsert(c, json_incref(w2));
+    /* the last to arrive completes the group: it waits and wakes the first */
+    assert_int_equal(rc_component_place(c, w2, 3, &v), RC_COMPONENT_WAIT);
+    assert_string_equal(v.first, "ml/w0");
+    json_decref(v.late);
     /* all there: the first chooses, the others wait for it */
-    assert_int_equal(rc_component_place(c, w0, 3, cl, sizeof(cl), &late), RC_COMPONENT_FREE);
-    assert_int_equal(json_array_size(late), 2); /* ml/w1 and ml/w2, to reconcile later */
-    json_decref(late);
-    assert_int_equal(rc_component_place(c, w2, 3, cl, sizeof(cl), &late), RC_COMPONENT_WAIT);
-    json_decref(late);
-    /* the first has a worker: the others follow it there */
+    assert_int_equal(rc_component_place(c, w0, 3, &v), RC_COMPONENT_FREE);
+    assert_string_equal(v.first, "");
+    assert_int_equal(json_array_size(v.late), 2); /* ml/w1 and ml/w2, to reconcile later */
+    json_decref(v.late);
+    /* the first has a worker: the others follow it there, nobody is woken */
     json_decref(w0);
     w0 = component("w0", 0, "worker-2");
     kcache_upsert(c, json_incref(w0));
-    assert_int_equal(rc_component_place(c, w1, 3, cl, sizeof(cl), &late), RC_COMPONENT_FOLLOW);
-    assert_string_equal(cl, "worker-2");
-    json_decref(late);
+    assert_int_equal(rc_component_place(c, w1, 3, &v), RC_COMPONENT_FOLLOW);
+    assert_string_equal(v.cluster, "worker-2");
+    assert_string_equal(v.first, "");
+    json_decref(v.late);
     /* components on two workers: nothing more is decided */
     kcache_upsert(c, component("w2", 2, "worker-1"));
-    assert_int_equal(rc_component_place(c, w1, 3, cl, sizeof(cl), &late), RC_COMPONENT_WAIT);
-    json_decref(late);
+    assert_int_equal(rc_component_place(c, w1, 3, &v), RC_COMPONENT_WAIT);
+    assert_string_equal(v.first, "");
+    json_decref(v.late);
     json_decref(w0);
     json_decref(w1);
     json_decref(w2);
