@@ -165,8 +165,14 @@ e2e-up: deps build
 e2e-down:
 	e2e/testbed.sh down
 
-e2e: deps build
+e2e: deps build $(BUILD)/fakeclock.so
 	e2e/run.sh
+
+# The stand-in for a wall clock stepped back (e2e/fakeclock/fakeclock.c),
+# LD_PRELOADed by 48-reconciler-wallclock.bats only.
+$(BUILD)/fakeclock.so: e2e/fakeclock/fakeclock.c
+	@mkdir -p $(BUILD)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS) -shared -fPIC -o $@ $< -ldl
 
 # The same scenarios against binaries built with ASan+UBSan: a memory error
 # or leak in a real flow writes a report, and any report fails the target.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""A TLS-terminating proxy in front of one API server, for the HA and the
-hung-worker scenarios.
+"""A TLS-terminating proxy in front of one API server, for the HA, the
+hung-worker and the divergences scenarios.
 
 A reconciler pointed at it (its kubeconfig's server is this proxy) works as
 usual until the proxy gets SIGUSR1: from then on the requests whose path
@@ -11,9 +11,16 @@ through, and so do the answers (watch streams too) of requests forwarded
 before. `--hold .` holds every new request: a server that hangs. SIGUSR2
 lets new requests through again (a held one stays held).
 
+--empty (a regular expression, off by default) hides a resource from the
+first request on, whatever the signals: a GET list whose path matches is
+answered by the proxy itself with an empty List, and a watch on it is held,
+so a client's cache of it stays empty while the objects exist upstream and
+every other request on them (a GET of one by name, a create, a delete)
+goes through.
+
 Each request is logged to --log as one JSON line: wall time, method, path,
 and whether it was forwarded or held, so a scenario can count what the
-reconciler wrote and when. Requests are parsed (HTTP/1.1, Content-Length or
+reconciler wrote and when (action "empty" for a list answered empty). Requests are parsed (HTTP/1.1, Content-Length or
 chunked bodies); responses are relayed byte for byte (watch streams too),
 in the same thread as the requests of their connection.
 
@@ -23,6 +30,7 @@ the reconciler's CA accepts it) and connects upstream as --client-cert.
 import argparse
 import json
 import re
+import urllib.parse
 import select
 import signal
 import socket
@@ -46,8 +54,8 @@ def log(f, method, path, action):
 
 
 def parse_request(buf):
-    """A whole request at the start of buf: (raw bytes, method, path, rest),
-    or None while it is incomplete."""
+    """A whole request at the start of buf: (raw bytes, method, path, query,
+    rest), or None while it is incomplete."""
     end = buf.find(b"\r\n\r\n")
     if end < 0:
         if len(buf) > MAX_HEADER:
@@ -80,7 +88,23 @@ def parse_request(buf):
         if len(buf) < pos + n:
             return None
         pos += n
-    return buf[:pos], method, target.split("?")[0], buf[pos:]
+    path, _, query = target.partition("?")
+    return buf[:pos], method, path, query, buf[pos:]
+
+
+EMPTY_LIST = json.dumps(
+    {"kind": "List", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": []}
+).encode()
+
+
+def empty_list_response():
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(EMPTY_LIST)) + EMPTY_LIST
+
+
+def is_watch(query):
+    w = urllib.parse.parse_qs(query).get("watch", [""])[0]
+    return w in ("1", "true")
 
 
 def serve(conn, args, srv_ctx, up_ctx, logf):
@@ -101,14 +125,19 @@ def serve(conn, args, srv_ctx, up_ctx, logf):
                     conn.sendall(data)
                     continue
                 if holding:
-                    continue  # a held Lease request: never answered
+                    continue  # a held request: never answered
                 buf += data
                 while True:
                     req = parse_request(buf)
                     if req is None:
                         break
-                    raw, method, path, buf = req
-                    if held.is_set() and args.hold.search(path):
+                    raw, method, path, query, buf = req
+                    hidden = args.empty is not None and method == "GET" and args.empty.search(path)
+                    if hidden and not is_watch(query):
+                        log(logf, method, path, "empty")
+                        conn.sendall(empty_list_response())
+                        continue
+                    if (hidden and is_watch(query)) or (held.is_set() and args.hold.search(path)):
                         log(logf, method, path, "held")
                         holding = True
                         break
@@ -139,8 +168,10 @@ def main():
     p.add_argument("--client-key", required=True)
     p.add_argument("--log", required=True)
     p.add_argument("--hold", default="/leases", help="regex of the paths held after SIGUSR1")
+    p.add_argument("--empty", help="regex of the paths whose lists are empty and watches held")
     args = p.parse_args()
     args.hold = re.compile(args.hold)
+    args.empty = re.compile(args.empty) if args.empty else None
     args.upstream_host, port = args.upstream.rsplit(":", 1)
     args.upstream_port = int(port)
 

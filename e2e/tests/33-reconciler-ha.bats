@@ -84,19 +84,7 @@ has_holder() { [[ "$(holder)" == rc-[ab] ]]; }
 
 # proxy_start: e2e/scripts/lease-proxy.py in front of the manager, and a
 # kubeconfig for it in $PROXY_KC (the manager's, another server).
-proxy_start() {
-    local kc=$MKUEUE_E2E_DIR/kubeconfig/manager.yaml pki=$MKUEUE_E2E_DIR/pki/manager up
-    up=$(sed -n 's|^ *server: https://||p' "$kc" | head -1)
-    PROXY_LOG=$MKUEUE_E2E_DIR/logs/lease-proxy.requests
-    PROXY_KC=$MKUEUE_E2E_DIR/kubeconfig/manager-via-proxy.yaml
-    : >"$PROXY_LOG"
-    install -m 600 /dev/null "$PROXY_KC"
-    sed "s|server: https://$up|server: https://127.0.0.1:$PP|" "$kc" >"$PROXY_KC"
-    start_component lease-proxy python3 "$MKUEUE_ROOT/e2e/scripts/lease-proxy.py" --listen "$PP" \
-        --upstream "$up" --cert "$pki/apiserver.crt" --key "$pki/apiserver.key" --ca "$pki/ca.crt" \
-        --client-cert "$pki/admin.crt" --client-key "$pki/admin.key" --log "$PROXY_LOG"
-    eventually 10 km --server "https://127.0.0.1:$PP" get --raw /readyz
-}
+proxy_start() { rc_proxy lease-proxy manager "$PP"; }
 
 pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 

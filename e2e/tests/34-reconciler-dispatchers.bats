@@ -137,20 +137,7 @@ YAML
 
 @test "gcInterval 0: an orphaned remote Workload stays, also when its worker reconnects" {
     rc_start rc-disp "$PORT" --leader-elect=false --gc-interval 0
-    kw2 apply -f - >/dev/null <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Workload
-metadata:
-  namespace: $NS
-  name: rc-orphan
-  labels: {kueue.x-k8s.io/multikueue-origin: multikueue}
-spec:
-  queueName: team-a
-  podSets:
-  - name: main
-    count: 1
-    template: {spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: 10m}}}]}}
-YAML
+    rc_orphan_wl worker-2 "$NS"
     rc_secret_dead worker-2
     eventually 20 is_eq False mkc_active worker-2
     rc_secret worker-2 "$MKUEUE_E2E_DIR/kubeconfig/worker-2.yaml"

@@ -3,8 +3,9 @@
 # controller: a transient absence (the MultiKueueConfig deleted for a while,
 # a MultiKueueCluster deleted and re-created) evicts nothing, re-dispatches
 # nothing, and never puts a job on two workers; a copy that finished out of
-# reach while its Workload changed finishes the Workload; a refused
-# kubeconfig is refused in Kueue's words.
+# reach while its Workload changed finishes the Workload; a remote job its
+# worker's cache never showed still gets its final status back (read from
+# the worker); a refused kubeconfig is refused in Kueue's words.
 
 load helpers
 load reconciler
@@ -14,6 +15,7 @@ LOST=120 # --worker-lost-timeout, seconds: far longer than any window below
 FLAGS=(--leader-elect=false --gc-interval 5s --worker-lost-timeout ${LOST}s
        --probe-interval 1s --worker-timeout 2s)
 JOBS=(a b c)
+PP=$((RC_METRICS_BASE + 42)) # lease-proxy.py in front of worker-1 (final status)
 
 setup_file() {
     rc_bed_setup
@@ -32,6 +34,7 @@ setup() {
 
 teardown() {
     teardown_common
+    stop_component div-proxy
     local i
     for i in 1 2; do rc_secret worker-$i "$MKUEUE_E2E_DIR/kubeconfig/worker-$i.yaml"; done
     km delete mkc -l mkueue.test/file=36-div --ignore-not-found --wait=false >/dev/null
@@ -156,4 +159,57 @@ mkc_cond() { jp manager mkc "$1" -o jsonpath="{.status.conditions[?(@.type==\"Ac
     eq Succeeded "$(rc_wl "$NS" fin '{.status.conditions[?(@.type=="Finished")].reason}')"
     eq "" "$(rc_wl "$NS" fin '{.status.admissionChecks[0].retryCount}')"
     eventually 30 no_remote_objects "$NS"
+}
+
+# hide_jobs CLUSTER: e2e/scripts/lease-proxy.py in front of CLUSTER's API
+# server, and its Secret pointing there. The proxy answers the reconciler's
+# list of jobs (all namespaces) with an empty list and holds its watch
+# (--empty): the cluster is connected, its jobs never reach the reconciler's
+# cache, and everything else (Workloads, a job created, read by name or
+# deleted) goes through. Its requests are logged in $PROXY_LOG.
+hide_jobs() {
+    rc_proxy div-proxy "$1" "$PP" --empty '^/apis/batch/v1/jobs$'
+    rc_secret "$1" "$PROXY_KC"
+}
+# proxied METHOD PATH ACTION: how many such requests the proxy logged
+proxied() {
+    jq -s --arg m "$1" --arg p "$2" --arg a "$3" \
+        'map(select(.method == $m and .path == $p and .action == $a)) | length' "$PROXY_LOG"
+}
+at_least() { [ "$("${@:2}")" -ge "$1" ]; }
+job_field() { jp manager -n "$NS" job "$1" -o jsonpath="$2"; }
+
+@test "a remote job its worker's cache never showed: the manager job gets its final status" {
+    hide_jobs worker-1
+    rc_secret_dead worker-2 # the job goes to worker-1
+    eventually 30 is_eq False mkc_active worker-2
+    # the reconciler is connected to worker-1 through the proxy
+    eventually 30 at_least 1 proxied GET /apis/batch/v1/jobs empty
+    eventually 30 is_eq True mkc_active worker-1
+    RC_TTL=300 rc_job "$NS" fresh
+    eventually 30 is_ready "$NS" fresh
+    eq worker-1 "$(rc_cluster_of "$NS" fresh)"
+    rc_finish_pod worker-1 "$NS" fresh
+    eventually 30 is_eq True jp worker-1 -n "$NS" job fresh \
+        -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}'
+    # the manager job: the worker's final status, counts included
+    eventually 60 is_eq True job_field fresh '{.status.conditions[?(@.type=="Complete")].status}'
+    eq 1 "$(job_field fresh '{.status.succeeded}')"
+    [ -n "$(job_field fresh '{.status.completionTime}')" ]
+    eq True "$(job_field fresh '{.status.conditions[?(@.type=="SuccessCriteriaMet")].status}')"
+    # its Workload: Kueue's Finished condition
+    eventually 30 is_eq True rc_cond "$NS" fresh Finished
+    eq Succeeded "$(rc_wl "$NS" fresh '{.status.conditions[?(@.type=="Finished")].reason}')"
+    eq "Reached expected number of succeeded pods" \
+        "$(rc_wl "$NS" fresh '{.status.conditions[?(@.type=="Finished")].message}')"
+    # The job never reached the cache: every list of jobs was answered empty
+    # by the proxy. So the reconciler re-sent the create (AlreadyExists, then
+    # a GET to check it is ours: one GET per create but the first), and read
+    # the job by name once more for its final status.
+    eq 0 "$(proxied GET /apis/batch/v1/jobs forward)"
+    local posts gets
+    posts=$(proxied POST "/apis/batch/v1/namespaces/$NS/jobs" forward)
+    gets=$(proxied GET "/apis/batch/v1/namespaces/$NS/jobs/fresh" forward)
+    [ "$posts" -ge 1 ]
+    [ "$gets" -ge "$posts" ] || { echo "GETs of the job: $gets, creates: $posts" >&2; false; }
 }

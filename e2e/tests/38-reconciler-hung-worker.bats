@@ -18,16 +18,8 @@ FLAGS=(--leader-elect=false --gc-interval 5s --workers 4 --worker-timeout 10m)
 
 setup_file() {
     rc_bed_setup
-    local kc=$MKUEUE_E2E_DIR/kubeconfig/$HUNG.yaml pki=$MKUEUE_E2E_DIR/pki/$HUNG up
-    up=$(sed -n 's|^ *server: https://||p' "$kc" | head -1)
-    export PROXY_LOG=$MKUEUE_E2E_DIR/logs/hang-proxy.requests
-    : >"$PROXY_LOG"
-    sed "s|server: https://$up|server: https://127.0.0.1:$PP|" "$kc" >"$BATS_FILE_TMPDIR/hung.yaml"
-    start_component hang-proxy python3 "$MKUEUE_ROOT/e2e/scripts/lease-proxy.py" --listen "$PP" \
-        --upstream "$up" --cert "$pki/apiserver.crt" --key "$pki/apiserver.key" --ca "$pki/ca.crt" \
-        --client-cert "$pki/admin.crt" --client-key "$pki/admin.key" --log "$PROXY_LOG" --hold .
-    eventually 10 k "$HUNG" --server "https://127.0.0.1:$PP" get --raw /readyz
-    rc_secret "$HUNG" "$BATS_FILE_TMPDIR/hung.yaml"
+    rc_proxy hang-proxy "$HUNG" "$PP" --hold .
+    rc_secret "$HUNG" "$PROXY_KC"
     rc_start rc-hung "$PORT" "${FLAGS[@]}"
 }
 

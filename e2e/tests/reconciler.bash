@@ -115,3 +115,41 @@ bed_pid() { awk -v n="$1" '$2 == n { print $1 }' "$MKUEUE_E2E_DIR/pids"; }
 # none_on_manager_nodes: no pod of namespace $NS is bound to a manager node
 # (dispatched pods run on workers only).
 none_on_manager_nodes() { eq "" "$(km -n "$NS" get pods -o jsonpath='{.items[*].spec.nodeName}')"; }
+
+# rc_proxy NAME CLUSTER PORT [ARGS...]: e2e/scripts/lease-proxy.py (more
+# ARGS: --hold, --empty) in front of CLUSTER's API server on PORT, started as
+# component NAME. Its request log is $PROXY_LOG, a kubeconfig for CLUSTER
+# through it $PROXY_KC (both under $MKUEUE_E2E_DIR, named after NAME).
+rc_proxy() {
+    local name=$1 c=$2 port=$3; shift 3
+    local kc=$MKUEUE_E2E_DIR/kubeconfig/$c.yaml pki=$MKUEUE_E2E_DIR/pki/$c up
+    up=$(sed -n 's|^ *server: https://||p' "$kc" | head -1)
+    export PROXY_LOG=$MKUEUE_E2E_DIR/logs/$name.requests
+    export PROXY_KC=$MKUEUE_E2E_DIR/kubeconfig/$c-via-$name.yaml
+    : >"$PROXY_LOG"
+    install -m 600 /dev/null "$PROXY_KC"
+    sed "s|server: https://$up|server: https://127.0.0.1:$port|" "$kc" >"$PROXY_KC"
+    start_component "$name" python3 "$MKUEUE_ROOT/e2e/scripts/lease-proxy.py" --listen "$port" \
+        --upstream "$up" --cert "$pki/apiserver.crt" --key "$pki/apiserver.key" --ca "$pki/ca.crt" \
+        --client-cert "$pki/admin.crt" --client-key "$pki/admin.key" --log "$PROXY_LOG" "$@"
+    eventually 10 k "$c" --server "https://127.0.0.1:$port" get --raw /readyz
+}
+
+# rc_orphan_wl CONTEXT NS: a Workload rc-orphan with our origin on a worker,
+# whose manager Workload does not exist (the GC's to delete).
+rc_orphan_wl() {
+    k "$1" apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  namespace: $2
+  name: rc-orphan
+  labels: {kueue.x-k8s.io/multikueue-origin: multikueue}
+spec:
+  queueName: team-a
+  podSets:
+  - name: main
+    count: 1
+    template: {spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: 10m}}}]}}
+YAML
+}
