@@ -39,7 +39,8 @@ if [ -n "${MKUEUE_BENCH_KUEUE_URL:-}" ]; then
     [ -n "${MKUEUE_BENCH_KUEUE_PID:-}" ] && args+=(--kueue-pid "$MKUEUE_BENCH_KUEUE_PID")
 elif [ "${MKUEUE_BENCH_KUEUE:-1}" != 0 ]; then
     DIR=${MKUEUE_E2E_DIR:-/tmp/mkueue-e2e}
-    if ! e2e/testbed.sh status 2>&1 | grep -q "testbed: running"; then
+    state=$(e2e/testbed.sh status 2>&1 || true)
+    if [[ $state != *"testbed: running"* ]]; then
         log "bringing up the test bed for Kueue's webhook (state in $DIR)"
         started=1
         e2e/testbed.sh up

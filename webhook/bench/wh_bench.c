@@ -1062,7 +1062,7 @@ static void write_json(const struct report *rep, const char *path, double load1,
     json_t *doc = json_pack("{s:s, s:{s:i, s:f}, s:s, s:o}", "bench", "webhook", "host", "cores",
                             (int)sysconf(_SC_NPROCESSORS_ONLN), "load1", load1, "conditions", cond,
                             "rows", rows);
-    if (!doc || json_dump_file(doc, path, JSON_INDENT(1)) != 0)
+    if (!doc || json_dump_file(doc, path, JSON_INDENT(1) | JSON_REAL_PRECISION(6)) != 0)
         die("cannot write the JSON file");
     json_decref(doc);
 }
