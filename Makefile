@@ -224,8 +224,10 @@ $(BUILD)/wh-bench: webhook/bench/wh_bench.c $(WEBHOOK_SRC:%.c=$(BUILD)/obj/%.o) 
 		$(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o) $(BUILD)/libmkueue.a
 	$(CC) $(ALL_CFLAGS) -Iwebhook -Icommon/tests/support -o $@ $^ $(LIBS)
 
+# bench-webhook: mkueue's webhook, the static floor and Kueue's own job webhook
+# (a test bed's worker-1; webhook/bench/run.sh), figures to build/bench/webhook.json
 bench-webhook: deps bin/mkueue-webhook $(BUILD)/wh-bench
-	MKUEUE_TEST_DATA=$(CURDIR)/common/tests/data $(BUILD)/wh-bench --webhook bin/mkueue-webhook
+	webhook/bench/run.sh
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

@@ -88,7 +88,13 @@ struct MHD_Daemon *httpd_start(const struct httpd_opts *o, int *port, char *err,
     int ipv6;
     if (httpd_sockaddr(o->bind, o->port, &ss, &ipv6, err, errlen) < 0)
         return NULL;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+    /* poll(), not epoll: libmicrohttpd 0.9.75's epoll loop keeps a TLS
+     * connection whose handshake waits for the client on its ready list and
+     * spins on it (epoll_wait with a zero timeout, recv -> EAGAIN) until the
+     * client answers, taking a core from the client that has to answer; see
+     * webhook/README.md, Performance. Every server here has at most a few
+     * hundred connections, which poll() handles well. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
     if (ipv6)
         flags |= MHD_USE_IPv6;
     struct MHD_OptionItem items[HTTPD_MAX_OPTIONS];

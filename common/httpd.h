@@ -52,8 +52,8 @@ int httpd_sockaddr(const char *bind, int port, struct sockaddr_storage *ss, int 
 int httpd_split_addr(const char *addr, char *host, size_t hostlen, int *port, char *err,
                      size_t errlen);
 
-/* Starts the daemon (internal polling threads, epoll where there is one,
- * messages to the logger at debug under o->name). *port (may be NULL) gets
+/* Starts the daemon (internal polling threads using poll(), not epoll: see
+ * httpd.c; messages to the logger at debug under o->name). *port (may be NULL) gets
  * the bound port. Returns NULL with err. */
 struct MHD_Daemon *httpd_start(const struct httpd_opts *o, int *port, char *err, size_t errlen);
 

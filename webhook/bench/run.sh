@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# make bench-webhook: build/wh-bench with Kueue's own job webhook beside
+# mkueue's and the static floor, figures to build/bench/webhook.json.
+#
+# Kueue: the real controller-manager of the test bed's worker-1 (its
+# webhooks on loopback, e2e/testbed.sh), answering the same Job
+# AdmissionReview at /mutate-batch-v1-job and /validate-batch-v1-job. Its
+# webhook looks the Job's LocalQueue up, so e2e/manifests/worker.yaml
+# (namespace ml-demo, ClusterQueue team-a-cq, LocalQueue team-a) is applied
+# there first. A bed already running with the caller's MKUEUE_* settings is
+# used and left running; else one is brought up for the run and taken down
+# after it.
+#
+# Settings (environment):
+#   MKUEUE_BENCH_KUEUE=0      no Kueue column (no bed)
+#   MKUEUE_BENCH_KUEUE_URL    Kueue's webhook server (https://host:port) to use
+#                             instead of the bed's, with MKUEUE_BENCH_KUEUE_CA
+#                             (its CA file) and optionally MKUEUE_BENCH_KUEUE_PID
+#                             (its RSS); worker.yaml must be applied there
+#   MKUEUE_E2E_DIR, MKUEUE_*_PORT, MKUEUE_PORT_BASE   the bed's (e2e/testbed.sh)
+#   WH_BENCH_ARGS             more wh-bench arguments (e.g. --duration 5)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+mkdir -p build/bench
+args=(--webhook bin/mkueue-webhook --json build/bench/webhook.json)
+export MKUEUE_TEST_DATA=$ROOT/common/tests/data
+log() { echo "bench-webhook: $*" >&2; }
+
+started=0
+cleanup() {
+    if [ "$started" = 1 ]; then e2e/testbed.sh down >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+
+if [ -n "${MKUEUE_BENCH_KUEUE_URL:-}" ]; then
+    args+=(--kueue-url "$MKUEUE_BENCH_KUEUE_URL" --kueue-ca "${MKUEUE_BENCH_KUEUE_CA:?with MKUEUE_BENCH_KUEUE_URL}")
+    [ -n "${MKUEUE_BENCH_KUEUE_PID:-}" ] && args+=(--kueue-pid "$MKUEUE_BENCH_KUEUE_PID")
+elif [ "${MKUEUE_BENCH_KUEUE:-1}" != 0 ]; then
+    DIR=${MKUEUE_E2E_DIR:-/tmp/mkueue-e2e}
+    state=$(e2e/testbed.sh status 2>&1 || true)
+    if [[ $state != *"testbed: running"* ]]; then
+        log "bringing up the test bed for Kueue's webhook (state in $DIR)"
+        started=1
+        e2e/testbed.sh up
+    fi
+    BED=$(e2e/scripts/build-testbed.sh)
+    "$BED/bin/kubectl" --kubeconfig "$DIR/kubeconfig/worker-1.yaml" apply \
+        -f e2e/manifests/worker.yaml >/dev/null
+    # e2e/testbed.sh's ctl_port: Kueue's webhook on worker-1
+    port=$((${MKUEUE_PORT_BASE:-19400} + 11))
+    pid=$(awk '$2 == "kueue-worker-1" {print $1}' "$DIR/pids")
+    args+=(--kueue-url "https://127.0.0.1:$port" --kueue-ca "$DIR/pki/worker-1/ca.crt")
+    [ -n "$pid" ] && args+=(--kueue-pid "$pid")
+fi
+# shellcheck disable=SC2086 # WH_BENCH_ARGS is a list of arguments
+build/wh-bench "${args[@]}" ${WH_BENCH_ARGS:-}
