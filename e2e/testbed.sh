@@ -1,33 +1,40 @@
 #!/usr/bin/env bash
-# Three current Kubernetes control planes on loopback: `manager`, `worker-1`,
-# `worker-2`, built from Go modules by scripts/build-testbed.sh. One etcd (a
-# prefix per cluster); per cluster a kube-apiserver, kube-controller-manager
-# (the Job controller on everywhere: managedBy keeps the manager from running
-# dispatched jobs), kube-scheduler, and KWOK with fake nodes (CPU, memory,
-# nvidia.com/gpu) that run pods through the stages in kwok/stages.yaml. On
-# each worker, real Kueue and the JobSet and LeaderWorkerSet controllers run
-# out of cluster, their webhooks registered by URL on loopback. TLS
-# everywhere, client-cert admin, RBAC, service-account keys.
+# Current Kubernetes control planes on loopback: `manager` and `worker-1` ..
+# `worker-N` (N = MKUEUE_WORKERS, default 2, at most 8), built from Go modules
+# by scripts/build-testbed.sh. One etcd (a prefix per cluster); per cluster a
+# kube-apiserver, kube-controller-manager (the Job controller on everywhere:
+# managedBy keeps the manager from running dispatched jobs), kube-scheduler,
+# and KWOK with fake nodes (CPU, memory, nvidia.com/gpu) that run pods
+# through the stages in kwok/stages.yaml. On each worker, real Kueue and the
+# JobSet and LeaderWorkerSet controllers run out of cluster, their webhooks
+# registered by URL on loopback. TLS everywhere, client-cert admin, RBAC,
+# service-account keys.
 #
 #   e2e/testbed.sh up      start (idempotent: an already running bed is kept)
-#   e2e/testbed.sh down    stop every process and free the ports
+#   e2e/testbed.sh down    stop every process and free the ports, whatever
+#                          the bed's size (the workers are in $DIR/workers)
 #   e2e/testbed.sh status  show what runs
 #   e2e/testbed.sh env     print the variables to source (KUBECONFIG, PATH ...)
-#   e2e/testbed.sh up-cluster manager-kueue    the optional 4th cluster (below)
-#   e2e/testbed.sh down-cluster manager-kueue  stop it alone (`down` stops it too)
+#   e2e/testbed.sh ports   every port a bed of 8 workers and manager-kueue takes
+#   e2e/testbed.sh up-cluster manager-kueue    the optional extra manager (below)
+#   e2e/testbed.sh up-cluster worker-N         a worker added to a running bed
+#   e2e/testbed.sh down-cluster CLUSTER        stop one of those alone (`down`
+#                                              stops them too)
 #
 # manager-kueue, started on demand by the scenarios of mkueue's with-kueue
 # mode: a manager with its own control plane (the same etcd, its own prefix),
 # Kueue's real CRDs and real Kueue with the batch Job integration and its
 # MultiKueue controller off (feature gate MultiKueue=false), dispatching to
-# the same worker-1/worker-2. Its processes are listed in $DIR/pids-manager-kueue,
-# apart from the default bed's.
+# the same workers. Its processes are listed in $DIR/pids-manager-kueue, a
+# worker added by up-cluster in $DIR/pids-worker-N, apart from the bed's.
 #
 # Settings (environment): MKUEUE_E2E_DIR (state, default /tmp/mkueue-e2e),
-# MKUEUE_ETCD_PORT (23790), MKUEUE_MANAGER_PORT (16443), MKUEUE_WORKER1_PORT
-# (16444), MKUEUE_WORKER2_PORT (16445), MKUEUE_MANAGER_KUEUE_PORT (manager + 5),
-# MKUEUE_PORT_BASE (19400: the controllers' webhook and health ports),
-# MKUEUE_CACHE (build cache).
+# MKUEUE_WORKERS (2), MKUEUE_WORKER_EXTRAS (1; 0: workers 3..N lean, Kueue
+# for batch Jobs only), MKUEUE_ETCD_PORT (23790), MKUEUE_MANAGER_PORT (16443),
+# MKUEUE_WORKER1_PORT (16444), MKUEUE_WORKER2_PORT (16445),
+# MKUEUE_WORKER<N>_PORT (manager + 10 + N), MKUEUE_MANAGER_KUEUE_PORT
+# (manager + 5), MKUEUE_PORT_BASE (19400: the controllers' webhook and health
+# ports, base + 10 .. 69), MKUEUE_CACHE (build cache).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -125,14 +132,23 @@ stop_list() {
     tac "$1" | while read -r pid name; do
         kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
     done
-    for _ in $(seq 50); do
-        local alive=0
+    gone "$1" 50 || true
+    while read -r pid name; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$1"
+    # a killed API server of a GiB or more takes a moment to exit and free its port
+    gone "$1" 100 || log "still exiting after SIGKILL: $1"
+    rm -f "$1"
+}
+
+# gone FILE TENTHS: waits up to TENTHS/10 s for FILE's processes to exit
+gone() {
+    local pid name alive
+    for _ in $(seq "$2"); do
+        alive=0
         while read -r pid name; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$1"
-        [ $alive = 0 ] && break
+        [ $alive = 0 ] && return 0
         sleep 0.1
     done
-    while read -r pid name; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$1"
-    rm -f "$1"
+    return 1
 }
 
 # every process of the bed, whatever its size: the clusters of up-cluster
@@ -526,6 +542,24 @@ merged() {
     kubectl --kubeconfig "$DIR/kubeconfig/all.yaml" config use-context manager >/dev/null
 }
 
+# ports: every port a bed of the largest size can take, "CLUSTER WHAT PORT"
+# a line: etcd, the API servers of the manager, manager-kueue and 8 workers,
+# and the controllers' webhook and health ports
+ports() {
+    local c ctl
+    echo "etcd client $ETCD_PORT"
+    echo "etcd peer $((ETCD_PORT + 1))"
+    for c in manager manager-kueue $(seq -f 'worker-%g' $MAX_WORKERS); do
+        echo "$c api ${PORT[$c]}"
+        [ "$c" = manager ] && continue
+        for ctl in kueue jobset lws; do
+            [ "$c" = manager-kueue ] && [ $ctl != kueue ] && continue
+            echo "$c $ctl-webhook $(ctl_port $ctl "$c" webhook)"
+            echo "$c $ctl-health $(ctl_port $ctl "$c" health)"
+        done
+    done
+}
+
 status() {
     if running; then log "running (state in $DIR)"; else log "not running"; fi
     log "workers: ${WORKERS[*]}"
@@ -541,6 +575,7 @@ down) stop_all; log "down" ;;
 up-cluster) up_cluster "${2:-}" ;;
 down-cluster) down_cluster "${2:-}" ;;
 status) status ;;
+ports) ports ;;
 env)
     echo "export KUBECONFIG=$DIR/kubeconfig/all.yaml"
     echo "export MKUEUE_E2E_DIR=$DIR"
@@ -549,5 +584,5 @@ env)
     echo "export HELM=$BED/bin/helm"
     echo "export MKUEUE_BED_WORKERS='${WORKERS[*]}'"
     for c in "${CLUSTERS[@]}" manager-kueue; do echo "export MKUEUE_PORT_${c//-/_}=${PORT[$c]}"; done ;;
-*) echo "usage: $0 up|down|status|env|up-cluster CLUSTER|down-cluster CLUSTER (manager-kueue, worker-N)" >&2; exit 2 ;;
+*) echo "usage: $0 up|down|status|env|ports|up-cluster CLUSTER|down-cluster CLUSTER (manager-kueue, worker-N)" >&2; exit 2 ;;
 esac
