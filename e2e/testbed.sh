@@ -1,62 +1,105 @@
 #!/usr/bin/env bash
-# Three current Kubernetes control planes on loopback: `manager`, `worker-1`,
-# `worker-2`, built from Go modules by scripts/build-testbed.sh. One etcd (a
-# prefix per cluster); per cluster a kube-apiserver, kube-controller-manager
-# (the Job controller on everywhere: managedBy keeps the manager from running
-# dispatched jobs), kube-scheduler, and KWOK with fake nodes (CPU, memory,
-# nvidia.com/gpu) that run pods through the stages in kwok/stages.yaml. On
-# each worker, real Kueue and the JobSet and LeaderWorkerSet controllers run
-# out of cluster, their webhooks registered by URL on loopback. TLS
-# everywhere, client-cert admin, RBAC, service-account keys.
+# Current Kubernetes control planes on loopback: `manager` and `worker-1` ..
+# `worker-N` (N = MKUEUE_WORKERS, default 2, at most 8), built from Go modules
+# by scripts/build-testbed.sh. One etcd (a prefix per cluster); per cluster a
+# kube-apiserver, kube-controller-manager (the Job controller on everywhere:
+# managedBy keeps the manager from running dispatched jobs), kube-scheduler,
+# and KWOK with fake nodes (CPU, memory, nvidia.com/gpu) that run pods
+# through the stages in kwok/stages.yaml. On each worker, real Kueue and the
+# JobSet and LeaderWorkerSet controllers run out of cluster, their webhooks
+# registered by URL on loopback. TLS everywhere, client-cert admin, RBAC,
+# service-account keys.
 #
 #   e2e/testbed.sh up      start (idempotent: an already running bed is kept)
-#   e2e/testbed.sh down    stop every process and free the ports
+#   e2e/testbed.sh down    stop every process and free the ports, whatever
+#                          the bed's size (the workers are in $DIR/workers)
 #   e2e/testbed.sh status  show what runs
 #   e2e/testbed.sh env     print the variables to source (KUBECONFIG, PATH ...)
-#   e2e/testbed.sh up-cluster manager-kueue    the optional 4th cluster (below)
-#   e2e/testbed.sh down-cluster manager-kueue  stop it alone (`down` stops it too)
+#   e2e/testbed.sh ports   every port a bed of 8 workers and manager-kueue takes
+#   e2e/testbed.sh up-cluster manager-kueue    the optional extra manager (below)
+#   e2e/testbed.sh up-cluster worker-N         a worker added to a running bed
+#   e2e/testbed.sh down-cluster CLUSTER        stop one of those alone (`down`
+#                                              stops them too)
 #
 # manager-kueue, started on demand by the scenarios of mkueue's with-kueue
 # mode: a manager with its own control plane (the same etcd, its own prefix),
 # Kueue's real CRDs and real Kueue with the batch Job integration and its
 # MultiKueue controller off (feature gate MultiKueue=false), dispatching to
-# the same worker-1/worker-2. Its processes are listed in $DIR/pids-manager-kueue,
-# apart from the default bed's.
+# the same workers. Its processes are listed in $DIR/pids-manager-kueue, a
+# worker added by up-cluster in $DIR/pids-worker-N, apart from the bed's.
 #
 # Settings (environment): MKUEUE_E2E_DIR (state, default /tmp/mkueue-e2e),
-# MKUEUE_ETCD_PORT (23790), MKUEUE_MANAGER_PORT (16443), MKUEUE_WORKER1_PORT
-# (16444), MKUEUE_WORKER2_PORT (16445), MKUEUE_MANAGER_KUEUE_PORT (manager + 5),
-# MKUEUE_PORT_BASE (19400: the controllers' webhook and health ports),
-# MKUEUE_CACHE (build cache).
+# MKUEUE_WORKERS (2), MKUEUE_WORKER_EXTRAS (1; 0: workers 3..N lean, Kueue
+# for batch Jobs only), MKUEUE_ETCD_PORT (23790), MKUEUE_MANAGER_PORT (16443),
+# MKUEUE_WORKER1_PORT (16444), MKUEUE_WORKER2_PORT (16445),
+# MKUEUE_WORKER<N>_PORT (manager + 10 + N), MKUEUE_MANAGER_KUEUE_PORT
+# (manager + 5), MKUEUE_PORT_BASE (19400: the controllers' webhook and health
+# ports, base + 10 .. 69), MKUEUE_CACHE (build cache).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 DIR=${MKUEUE_E2E_DIR:-/tmp/mkueue-e2e}
 ETCD_PORT=${MKUEUE_ETCD_PORT:-23790}
-declare -A PORT=([manager]=${MKUEUE_MANAGER_PORT:-16443}
-                 [worker-1]=${MKUEUE_WORKER1_PORT:-16444}
-                 [worker-2]=${MKUEUE_WORKER2_PORT:-16445})
-PORT[manager-kueue]=${MKUEUE_MANAGER_KUEUE_PORT:-$((PORT[manager] + 5))}
-CLUSTERS=(manager worker-1 worker-2)
-WORKERS=(worker-1 worker-2)
-PORT_BASE=${MKUEUE_PORT_BASE:-19400}
+MAX_WORKERS=8
 PIDS="$DIR/pids"
 MK_PIDS="$DIR/pids-manager-kueue" # the optional manager-kueue's processes
+WORKERS_FILE="$DIR/workers"       # the running bed's workers, one a line
 log() { echo "testbed: $*" >&2; }
 
 BED=$("$HERE/scripts/build-testbed.sh")
 PATH="$BED/bin:$PATH"
 
-# ctl_port CONTROLLER CLUSTER PURPOSE: fixed ports per controller and cluster:
-# kueue 19411.., jobset 19421.., lws 19431.. (manager-kueue's Kueue 19410);
-# health is webhook + 5.
+# worker_port N: MKUEUE_WORKER<N>_PORT; by default 16444 and 16445 for
+# workers 1 and 2, the manager's + 10 + N for workers 3 to 8 (the manager's
+# + 3 to + 5 are taken by the default webhook ports and manager-kueue)
+worker_port() {
+    local v="MKUEUE_WORKER${1}_PORT" def=$((PORT[manager] + 10 + $1))
+    case $1 in 1) def=16444 ;; 2) def=16445 ;; esac
+    echo "${!v:-$def}"
+}
+
+declare -A PORT=([manager]=${MKUEUE_MANAGER_PORT:-16443})
+PORT[manager-kueue]=${MKUEUE_MANAGER_KUEUE_PORT:-$((PORT[manager] + 5))}
+for _n in $(seq $MAX_WORKERS); do PORT[worker-$_n]=$(worker_port "$_n"); done
+
+# set_workers [setting]: WORKERS and CLUSTERS of the bed: those recorded in
+# $WORKERS_FILE by `up` and `up-cluster worker-N`, else (or with `setting`)
+# worker-1 .. worker-$MKUEUE_WORKERS (default 2, at most 8).
+set_workers() {
+    if [ "${1:-}" != setting ] && [ -s "$WORKERS_FILE" ]; then
+        mapfile -t WORKERS <"$WORKERS_FILE"
+    else
+        local n=${MKUEUE_WORKERS:-2}
+        [[ "$n" =~ ^[1-8]$ ]] || { log "MKUEUE_WORKERS=$n: want 1 to $MAX_WORKERS"; exit 2; }
+        mapfile -t WORKERS < <(seq -f 'worker-%g' "$n")
+    fi
+    CLUSTERS=(manager "${WORKERS[@]}")
+}
+set_workers
+PORT_BASE=${MKUEUE_PORT_BASE:-19400}
+# Workers 3..N run Kueue for batch Jobs only, without the job kinds' CRDs and
+# the JobSet and LeaderWorkerSet controllers, when MKUEUE_WORKER_EXTRAS=0
+EXTRAS=${MKUEUE_WORKER_EXTRAS:-1}
+
+# full CLUSTER: a cluster with every job kind (not a lean bench worker)
+full() {
+    local n=${1#worker-}
+    [ "$EXTRAS" != 0 ] || [ "$1" = manager ] || [ "$1" = manager-kueue ] || [ "$n" -le 2 ]
+}
+
+# ctl_port CONTROLLER CLUSTER PURPOSE: fixed ports per controller and
+# cluster n (worker-n; manager-kueue is 0). Each controller c (kueue 1,
+# jobset 2, lws 3) has a decade per five clusters, decade c + 3 * (n / 5);
+# in it, cluster n % 5 listens at + n % 5 (webhook) and + 5 + n % 5 (health).
+# So Kueue 19411.. and 19416.. (manager-kueue's 19410, 19415), JobSet
+# 19421.., LWS 19431..; workers 5 to 8 in 19440 to 19469.
 ctl_port() {
     local c n=${2#worker-} off=0
     [ "$2" = manager-kueue ] && n=0
     case $1 in kueue) c=1 ;; jobset) c=2 ;; lws) c=3 ;; esac
     [ "$3" = health ] && off=5
-    echo $((PORT_BASE + c * 10 + n + off))
+    echo $((PORT_BASE + (c + 3 * (n / 5)) * 10 + n % 5 + off))
 }
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -89,20 +132,33 @@ stop_list() {
     tac "$1" | while read -r pid name; do
         kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
     done
-    for _ in $(seq 50); do
-        local alive=0
-        while read -r pid name; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$1"
-        [ $alive = 0 ] && break
-        sleep 0.1
-    done
+    gone "$1" 50 || true
     while read -r pid name; do kill -KILL -- "-$pid" 2>/dev/null || true; done <"$1"
+    # a killed API server of a GiB or more takes a moment to exit and free its port
+    gone "$1" 100 || log "still exiting after SIGKILL: $1"
     rm -f "$1"
 }
 
+# gone FILE TENTHS: waits up to TENTHS/10 s for FILE's processes to exit
+gone() {
+    local pid name alive
+    for _ in $(seq "$2"); do
+        alive=0
+        while read -r pid name; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$1"
+        [ $alive = 0 ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# every process of the bed, whatever its size: the clusters of up-cluster
+# first (they need the bed's etcd), then the bed's own
 stop_all() {
+    local f
     stop_components
-    stop_list "$MK_PIDS" # needs the bed's etcd: stopped first
+    for f in "$DIR"/pids-*; do stop_list "$f"; done
     stop_list "$PIDS"
+    rm -f "$WORKERS_FILE"
 }
 
 # running [FILE]: every process of the default bed (and of FILE) is alive
@@ -183,15 +239,18 @@ kc() { kubectl --kubeconfig "$DIR/kubeconfig/$1.yaml" "${@:2}"; }
 
 # CRDs: the manager gets the chart's (mkueue's own Kueue API), the workers
 # and manager-kueue Kueue's real ones; every cluster gets the job kinds' real CRDs.
+# A lean worker (MKUEUE_WORKER_EXTRAS=0) gets Kueue's CRDs only.
 install_crds() {
-    local c=$1 crds=$BED/manifests/kueue/crds/
-    [ "$c" = manager ] && crds=$ROOT/charts/mkueue/crds/
+    local c=$1 crds=(-f "$BED/manifests/kueue/crds/")
+    [ "$c" = manager ] && crds=(-f "$ROOT/charts/mkueue/crds/")
+    full "$c" && crds+=(-f "$BED/manifests/jobs/")
     # retried: a loaded API server times out on the large CRDs now and then
-    wait_for "CRDs applied on $c" 300 kc "$c" apply --server-side -f "$crds" -f "$BED/manifests/jobs/"
+    wait_for "CRDs applied on $c" 300 kc "$c" apply --server-side "${crds[@]}"
     # one long wait: `kubectl wait --all` waits object by object within one
     # timeout, which a short timeout never meets on a loaded machine
     wait_for "CRDs of $c" 180 kc "$c" wait --for=condition=Established --timeout=120s crd --all
     # the Kubeflow trainer's runtime that TrainJobs refer to
+    full "$c" || return 0
     wait_for "runtimes on $c" 60 kc "$c" apply --server-side -f "$BED/manifests/runtimes/"
 }
 
@@ -247,6 +306,8 @@ start_kueue() {
         # controllers and indexers; the core, the scheduler and the Job
         # integration keep running, and mkueue is the check's controller
         frameworks="[batch/job]" gates+=,MultiKueue=false
+    elif ! full "$c"; then
+        frameworks="[batch/job]" # a lean worker has no other job kind's CRD
     fi
     kc "$c" create namespace kueue-system >/dev/null 2>&1 || true
     cat >"$conf" <<YAML
@@ -335,18 +396,57 @@ start_plane() {
 }
 
 
+# start_controllers WORKER: Kueue, and on a full worker JobSet and LWS.
+start_controllers() {
+    start_kueue "$1"
+    full "$1" && start_jobset_lws "$1"
+    return 0
+}
+
+# wait_controllers WORKER: its controllers and nodes ready. The waits grow
+# with the bed: on 2 cores, N workers' controllers start side by side.
+wait_controllers() {
+    local c=$1 n=${#WORKERS[@]} name
+    wait_for "kueue on $c" $((60 + 30 * n)) healthy "$(ctl_port kueue "$c" health)"
+    if full "$c"; then
+        for name in jobset lws; do
+            wait_for "$name on $c" $((30 + 15 * n)) healthy "$(ctl_port $name "$c" health)"
+        done
+    fi
+}
+
+wait_nodes() { wait_for "nodes of $1" 60 kc "$1" wait --for=condition=Ready node --all --timeout=30s; }
+
+# ports_free CLUSTER...: none of the clusters' API and controller ports is taken
+ports_free() {
+    local c p ctl
+    for c in "$@"; do
+        local ports=("${PORT[$c]}")
+        if [ "$c" != manager ]; then
+            for ctl in kueue jobset lws; do ports+=("$(ctl_port $ctl "$c" webhook)" "$(ctl_port $ctl "$c" health)"); done
+        fi
+        for p in "${ports[@]}"; do
+            port_busy "$p" && { log "port $p ($c) is in use; set MKUEUE_*_PORT or MKUEUE_PORT_BASE"; return 1; }
+        done
+    done
+    return 0
+}
+
 up() {
     if running; then
         log "already running (state in $DIR)"
         return 0
     fi
     stop_all
-    local p c
-    for p in "$ETCD_PORT" $((ETCD_PORT + 1)) "${PORT[@]}"; do
-        port_busy "$p" && { log "port $p is in use; set MKUEUE_*_PORT"; return 1; }
+    set_workers setting
+    local p c i t0=$SECONDS
+    for p in "$ETCD_PORT" $((ETCD_PORT + 1)); do
+        port_busy "$p" && { log "port $p is in use; set MKUEUE_ETCD_PORT"; return 1; }
     done
+    ports_free "${CLUSTERS[@]}" || return 1
     mkdir -p "$DIR/logs" "$DIR/kubeconfig" "$DIR/conf"
     rm -rf "$DIR/etcd"
+    printf '%s\n' "${WORKERS[@]}" >"$WORKERS_FILE"
     for c in "${CLUSTERS[@]}"; do pki "$c"; done
 
     start etcd etcd --name mkueue-e2e --data-dir "$DIR/etcd" \
@@ -357,49 +457,80 @@ up() {
         --initial-cluster "mkueue-e2e=http://127.0.0.1:$((ETCD_PORT + 1))" \
         --quota-backend-bytes 4294967296 --unsafe-no-fsync --log-level warn
 
-    for c in "${CLUSTERS[@]}"; do start_apiserver "$c" "/$c"; done
-    for c in "${CLUSTERS[@]}"; do start_plane "$c"; done
-    for c in "${WORKERS[@]}"; do
-        start_kueue "$c"
-        start_jobset_lws "$c"
+    # Staggered for 2 cores: three API servers start at once (the default
+    # bed's all); each further one starts when the cluster three before it
+    # gets its plane, and each worker's controllers start while the next
+    # cluster installs its CRDs. So at most three API servers and one
+    # controller set start at the same time, whatever the bed's size.
+    for c in "${CLUSTERS[@]:0:3}"; do start_apiserver "$c" "/$c"; done
+    for i in "${!CLUSTERS[@]}"; do
+        c=${CLUSTERS[$i]}
+        [ -n "${CLUSTERS[$((i + 3))]:-}" ] && start_apiserver "${CLUSTERS[$((i + 3))]}" "/${CLUSTERS[$((i + 3))]}"
+        start_plane "$c"
+        [ "$c" = manager ] || start_controllers "$c"
     done
-    for c in "${WORKERS[@]}"; do
-        wait_for "kueue on $c" 120 healthy "$(ctl_port kueue "$c" health)"
-        wait_for "jobset on $c" 60 healthy "$(ctl_port jobset "$c" health)"
-        wait_for "lws on $c" 60 healthy "$(ctl_port lws "$c" health)"
-    done
-    for c in "${CLUSTERS[@]}"; do
-        wait_for "nodes of $c" 60 kc "$c" wait --for=condition=Ready node --all --timeout=30s
-    done
+    for c in "${WORKERS[@]}"; do wait_controllers "$c"; done
+    for c in "${CLUSTERS[@]}"; do wait_nodes "$c"; done
     merged
-    log "up: manager :${PORT[manager]}, worker-1 :${PORT[worker-1]}, worker-2 :${PORT[worker-2]}; KUBECONFIG=$DIR/kubeconfig/all.yaml"
+    local where="" c
+    for c in "${CLUSTERS[@]}"; do where+="$c :${PORT[$c]}, "; done
+    log "up in $((SECONDS - t0)) s: ${where%, }; KUBECONFIG=$DIR/kubeconfig/all.yaml"
 }
 
-# up_cluster manager-kueue: the optional 4th cluster beside a running bed
-# (idempotent). A fresh etcd prefix each time, so it always starts empty.
+# up_cluster manager-kueue|worker-N: an optional cluster beside a running bed
+# (idempotent), its processes listed in $DIR/pids-CLUSTER. A fresh etcd
+# prefix each time, so it always starts empty. worker-N (N up to 8, not yet
+# in the bed) joins the bed's workers: a bench adds workers to a running bed.
 up_cluster() {
-    [ "${1:-}" = manager-kueue ] || { log "up-cluster: only manager-kueue"; return 2; }
-    local c=manager-kueue
+    local c=${1:-} list
+    case $c in
+    manager-kueue) ;;
+    worker-[1-8])
+        if [ ! -f "$DIR/pids-$c" ] && printf '%s\n' "${WORKERS[@]}" | grep -qx "$c"; then
+            log "$c is one of the bed's workers"
+            return 0
+        fi ;;
+    *) log "up-cluster: manager-kueue or worker-1 .. worker-$MAX_WORKERS"; return 2 ;;
+    esac
+    list="$DIR/pids-$c"
     running || { log "up-cluster: the bed is not running (testbed.sh up)"; return 1; }
-    if running "$MK_PIDS" && healthy "$(ctl_port kueue "$c" health)" >/dev/null 2>&1; then
+    if running "$list" && healthy "$(ctl_port kueue "$c" health)" >/dev/null 2>&1; then
         log "$c already running"
         return 0
     fi
-    stop_list "$MK_PIDS"
-    local p
-    for p in "${PORT[$c]}" "$(ctl_port kueue "$c" webhook)" "$(ctl_port kueue "$c" health)"; do
-        port_busy "$p" && { log "port $p is in use; set MKUEUE_MANAGER_KUEUE_PORT or MKUEUE_PORT_BASE"; return 1; }
-    done
+    stop_list "$list"
+    ports_free "$c" || return 1
+    local t0=$SECONDS
     pki "$c"
-    START_PIDS=$MK_PIDS
-    : >"$MK_PIDS"
+    START_PIDS=$list
+    : >"$list"
     start_apiserver "$c" "/$c-$(date +%s%N)"
     start_plane "$c"
-    start_kueue "$c"
-    wait_for "kueue on $c" 120 healthy "$(ctl_port kueue "$c" health)"
-    wait_for "nodes of $c" 60 kc "$c" wait --for=condition=Ready node --all --timeout=30s
+    if [ "$c" = manager-kueue ]; then
+        start_kueue "$c"
+        wait_for "kueue on $c" 120 healthy "$(ctl_port kueue "$c" health)"
+    else
+        start_controllers "$c"
+        wait_controllers "$c"
+        printf '%s\n' "${WORKERS[@]}" "$c" | sort -t- -k2n -u >"$WORKERS_FILE"
+        set_workers
+    fi
+    wait_nodes "$c"
     merged
-    log "up: $c :${PORT[$c]} (context $c)"
+    log "up in $((SECONDS - t0)) s: $c :${PORT[$c]} (context $c)"
+}
+
+# down_cluster CLUSTER: stops a cluster started by up-cluster
+down_cluster() {
+    local c=${1:-}
+    [ -f "$DIR/pids-$c" ] || { log "down-cluster: $c was not started by up-cluster"; return 0; }
+    stop_list "$DIR/pids-$c"
+    if [ "$c" != manager-kueue ]; then
+        printf '%s\n' "${WORKERS[@]}" | grep -vx "$c" >"$WORKERS_FILE" || true
+        set_workers
+    fi
+    [ -f "$PIDS" ] && merged
+    log "$c down"
 }
 
 merged() {
@@ -411,10 +542,29 @@ merged() {
     kubectl --kubeconfig "$DIR/kubeconfig/all.yaml" config use-context manager >/dev/null
 }
 
+# ports: every port a bed of the largest size can take, "CLUSTER WHAT PORT"
+# a line: etcd, the API servers of the manager, manager-kueue and 8 workers,
+# and the controllers' webhook and health ports
+ports() {
+    local c ctl
+    echo "etcd client $ETCD_PORT"
+    echo "etcd peer $((ETCD_PORT + 1))"
+    for c in manager manager-kueue $(seq -f 'worker-%g' $MAX_WORKERS); do
+        echo "$c api ${PORT[$c]}"
+        [ "$c" = manager ] && continue
+        for ctl in kueue jobset lws; do
+            [ "$c" = manager-kueue ] && [ $ctl != kueue ] && continue
+            echo "$c $ctl-webhook $(ctl_port $ctl "$c" webhook)"
+            echo "$c $ctl-health $(ctl_port $ctl "$c" health)"
+        done
+    done
+}
+
 status() {
     if running; then log "running (state in $DIR)"; else log "not running"; fi
-    [ -f "$PIDS" ] && cat "$PIDS"
-    [ -f "$MK_PIDS" ] && cat "$MK_PIDS"
+    log "workers: ${WORKERS[*]}"
+    local f
+    for f in "$PIDS" "$DIR"/pids-*; do [ -f "$f" ] && cat "$f"; done
     cat "$BED/versions"
     return 0
 }
@@ -423,18 +573,16 @@ case "${1:-}" in
 up) up ;;
 down) stop_all; log "down" ;;
 up-cluster) up_cluster "${2:-}" ;;
-down-cluster)
-    [ "${2:-}" = manager-kueue ] || { log "down-cluster: only manager-kueue"; exit 2; }
-    stop_list "$MK_PIDS"
-    [ -f "$PIDS" ] && merged
-    log "manager-kueue down" ;;
+down-cluster) down_cluster "${2:-}" ;;
 status) status ;;
+ports) ports ;;
 env)
     echo "export KUBECONFIG=$DIR/kubeconfig/all.yaml"
     echo "export MKUEUE_E2E_DIR=$DIR"
     echo "export MKUEUE_BED=$BED"
     echo "export PATH=$BED/bin:\$PATH"
     echo "export HELM=$BED/bin/helm"
+    echo "export MKUEUE_BED_WORKERS='${WORKERS[*]}'"
     for c in "${CLUSTERS[@]}" manager-kueue; do echo "export MKUEUE_PORT_${c//-/_}=${PORT[$c]}"; done ;;
-*) echo "usage: $0 up|down|status|env|up-cluster manager-kueue|down-cluster manager-kueue" >&2; exit 2 ;;
+*) echo "usage: $0 up|down|status|env|ports|up-cluster CLUSTER|down-cluster CLUSTER (manager-kueue, worker-N)" >&2; exit 2 ;;
 esac

@@ -9,6 +9,7 @@ setup() { NS=$(fresh_ns tb); }
 
 teardown() {
     teardown_common
+    if [ -f "$MKUEUE_E2E_DIR/pids-worker-3" ]; then "$MKUEUE_ROOT/e2e/testbed.sh" down-cluster worker-3; fi
     for c in "${CLUSTERS[@]}"; do k "$c" delete ns "$NS" --ignore-not-found --wait=false >/dev/null; done
 }
 
@@ -174,4 +175,52 @@ YAML
         run grep -E 'certificate-authority:|client-certificate:|client-key:' "$MKUEUE_E2E_DIR/kubeconfig/$c.yaml"
         [ "$status" -eq 1 ]
     done
+}
+
+@test "the ports of the largest bed (8 workers, manager-kueue) are all distinct and clear of the scenarios' ports" {
+    ports=$("$MKUEUE_ROOT/e2e/testbed.sh" ports 2>/dev/null)
+    # etcd 2; manager 1; manager-kueue API and Kueue 3; per worker API and
+    # Kueue, JobSet, LWS webhook and health 7
+    [ "$(echo "$ports" | grep -c .)" -eq $((2 + 1 + 3 + 8 * 7)) ]
+    eq "" "$(echo "$ports" | awk '{ print $3 }' | sort | uniq -d)"
+    # mkueue-webhook's ports and the reconciler's metrics ports
+    # (RC_METRICS_BASE + 0 .. 99) of the scenarios
+    eq "" "$(echo "$ports" | awk -v a="$WH_PORT" -v b="$WH_MPORT" -v rc="${RC_METRICS_BASE:-18300}" \
+        '$3 == a || $3 == b || ($3 >= rc && $3 < rc + 100)')"
+}
+
+@test "up-cluster worker-3 adds a lean worker whose Kueue admits a Job KWOK runs; down-cluster takes it away" {
+    MKUEUE_WORKER_EXTRAS=0 "$MKUEUE_ROOT/e2e/testbed.sh" up-cluster worker-3
+    eval "$("$MKUEUE_ROOT/e2e/testbed.sh" env)"
+    eq "worker-1 worker-2 worker-3" "$MKUEUE_BED_WORKERS"
+    # apiserver, controller-manager, scheduler, KWOK, Kueue: no JobSet or LWS
+    pids=$(awk '{ print $1 }' "$MKUEUE_E2E_DIR/pids-worker-3")
+    [ "$(echo "$pids" | wc -w)" -eq 5 ]
+    run k worker-3 get crd jobsets.jobset.x-k8s.io
+    [ "$status" -ne 0 ]
+    # the manager's side for 3 workers, valid for its API
+    k manager create ns "$NS"
+    "$MKUEUE_ROOT/e2e/scripts/workers-manifest.sh" 3 "$NS" >"$BATS_TEST_TMPDIR/mk.yaml"
+    km apply --dry-run=server -f "$BATS_TEST_TMPDIR/mk.yaml" >/dev/null
+    eq "worker-1 worker-2 worker-3" "$(awk '/^  - worker-/ { printf "%s%s", s, $2; s = " " }' "$BATS_TEST_TMPDIR/mk.yaml")"
+    eq 3 "$(grep -c '^kind: MultiKueueCluster$' "$BATS_TEST_TMPDIR/mk.yaml")"
+    # and worker.yaml applied on worker-3: Kueue there admits a queued Job
+    k worker-3 create ns "$NS"
+    k worker-3 apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: $NS, name: team-a}
+spec: {clusterQueue: team-a-cq}
+YAML
+    job worker-3 queued Succeeded team-a
+    eventually 60 is_eq True jp worker-3 -n "$NS" workloads -o jsonpath='{.items[0].status.conditions[?(@.type=="Admitted")].status}'
+    eventually 60 is_eq True jp worker-3 -n "$NS" job queued -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}'
+    [[ "$(jp worker-3 -n "$NS" pods -l job-name=queued -o jsonpath='{.items[0].spec.nodeName}')" == worker-3-node-[12] ]]
+
+    "$MKUEUE_ROOT/e2e/testbed.sh" down-cluster worker-3
+    for p in $pids; do ! kill -0 "$p" 2>/dev/null; done
+    [ ! -e "$MKUEUE_E2E_DIR/pids-worker-3" ]
+    eq "worker-1 worker-2" "$(echo $(cat "$MKUEUE_E2E_DIR/workers"))"
+    run kubectl config get-contexts worker-3
+    [ "$status" -ne 0 ]
 }
