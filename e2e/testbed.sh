@@ -21,7 +21,8 @@
 # Kueue's real CRDs and real Kueue with the batch Job integration and its
 # MultiKueue controller off (feature gate MultiKueue=false), dispatching to
 # the same worker-1/worker-2. Its processes are listed in $DIR/pids-manager-kueue,
-# apart from the default bed's.
+# apart from the default bed's. MKUEUE_MANAGER_KUEUE_MULTIKUEUE=1 at up-cluster
+# keeps Kueue's MultiKueue controller on instead (Kueue as the whole manager).
 #
 # Settings (environment): MKUEUE_E2E_DIR (state, default /tmp/mkueue-e2e),
 # MKUEUE_ETCD_PORT (23790), MKUEUE_MANAGER_PORT (16443), MKUEUE_WORKER1_PORT
@@ -242,11 +243,19 @@ start_kueue() {
     kubeflow.org/tfjob, kubeflow.org/xgboostjob, kubeflow.org/jaxjob,
     workload.codeflare.dev/appwrapper, trainer.kubeflow.org/trainjob, pod, deployment,
     statefulset, leaderworkerset.x-k8s.io/leaderworkerset]"
+    local extra=""
     if [ "$c" = manager-kueue ]; then
         # MultiKueue (beta, on by default) gates Kueue's MultiKueue
         # controllers and indexers; the core, the scheduler and the Job
-        # integration keep running, and mkueue is the check's controller
-        frameworks="[batch/job]" gates+=,MultiKueue=false
+        # integration keep running, and mkueue is the check's controller.
+        # MKUEUE_MANAGER_KUEUE_MULTIKUEUE=1 leaves it on: Kueue's own
+        # MultiKueue manager (the bench's mode kueue). Client rate and
+        # concurrency as in Kueue's release configuration.
+        frameworks="[batch/job]"
+        [ "${MKUEUE_MANAGER_KUEUE_MULTIKUEUE:-0}" = 1 ] || gates+=,MultiKueue=false
+        extra="clientConnection: {qps: 50, burst: 100}
+controller: {groupKindConcurrency: {Job.batch: 5, Workload.kueue.x-k8s.io: 5}}
+multiKueue: {gcInterval: 1m, origin: multikueue, workerLostTimeout: 15m}"
     fi
     kc "$c" create namespace kueue-system >/dev/null 2>&1 || true
     cat >"$conf" <<YAML
@@ -260,6 +269,7 @@ leaderElection: {leaderElect: false}
 internalCertManagement: {enable: false}
 integrations:
   frameworks: $frameworks
+$extra
 YAML
     webhooks "$BED/manifests/kueue/webhook.yaml" "$c" "$(ctl_port kueue "$c" webhook)" kueue
     # Kueue reads its metrics certificate from this fixed path when it does
