@@ -137,17 +137,17 @@ static void on_mgr_upd(const char *key, json_t *old, json_t *obj, void *ud)
 /* queue NULL: no queue label (the floor's jobs must stay invisible to mkueue) */
 static json_t *job_obj(const char *name, const char *queue)
 {
-    json_t *j = json_pack(
-        "{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:i,s:i,s:{s:{s:s,s:[{s:s,s:s,s:[s],"
-        "s:{s:{s:s}}}]}}}}",
-        "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace", NS, "labels",
-        queue ? "kueue.x-k8s.io/queue-name" : "bench", queue ? queue : "floor", "spec",
-        "parallelism", 1, "completions", 1, "template", "spec", "restartPolicy", "Never",
-        "containers", "name", "main", "image", "busybox", "command", "true", "resources",
-        "requests", "cpu", "1m");
+    json_t *j =
+        json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:i,s:i,s:{s:{s:s,s:[{s:s,s:s,s:[s],"
+                  "s:{s:{s:s}}}]}}}}",
+                  "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace",
+                  NS, "labels", queue ? "kueue.x-k8s.io/queue-name" : "bench",
+                  queue ? queue : "floor", "spec", "parallelism", 1, "completions", 1, "template",
+                  "spec", "restartPolicy", "Never", "containers", "name", "main", "image",
+                  "busybox", "command", "true", "resources", "requests", "cpu", "1m");
     if (RUNNING)
         jx_set(j, "spec.template.metadata.annotations",
-                   json_pack("{s:s}", "mkueue.test/result", "Running"));
+               json_pack("{s:s}", "mkueue.test/result", "Running"));
     return j;
 }
 
@@ -393,9 +393,10 @@ int main(int argc, char **argv)
             QUEUE = argv[i + 1];
     }
     if (!dir || i >= argc || nwk < 2 || nwk > MAX_WORKERS) {
-        fprintf(stderr, "usage: rc_bench --dir E2E_DIR [--manager CTX] [--workers 2..%d] [--ns NS] "
-                        "[--queue LQ] [--no-floor] [--running] latency N RATE | throughput M "
-                        "THREADS | create COUNT PREFIX\n",
+        fprintf(stderr,
+                "usage: rc_bench --dir E2E_DIR [--manager CTX] [--workers 2..%d] [--ns NS] "
+                "[--queue LQ] [--no-floor] [--running] latency N RATE | throughput M "
+                "THREADS | create COUNT PREFIX\n",
                 MAX_WORKERS);
         return 2;
     }
