@@ -73,7 +73,7 @@ def collect(out, kvdir, floor_mode):
     stages = ["idle"] + (["running"] if any("rss_running_mib" in d for d in kv.values()) else [])
     names = {"idle": "idle", "running": "jobs running"}
     for s in stages + ["tracked_%d" % t for t in tracked]:
-        label = names.get(s, "%s tracked Workloads" % s.split("_")[1])
+        label = names.get(s) or "%s tracked Workloads" % s.split("_")[-1]
         if s == "running":
             n = next((d["running"] for d in kv.values() if "running" in d), None)
             label = "%d jobs running" % n if n else label
