@@ -22,7 +22,9 @@
 # Settings: BENCH_MODES (default all three, in that order), MKUEUE_WORKERS
 # (2: worker-1..worker-W of the bed), BENCH_N 200, BENCH_RATE 10, BENCH_M
 # 2000, BENCH_THREADS 8, BENCH_RUNNING 1000, BENCH_TRACKED "10000 50000"
-# ("" skips), BENCH_KEEP_BED=1 (keep a running bed, leave it up).
+# ("" skips), BENCH_KEEP_BED=1 (keep a running bed, leave it up). The
+# table covers the modes of this run and those of an earlier run not run
+# again (build/bench/kv-w<W>/<mode>.kv).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -118,6 +120,14 @@ clean_workers() {
     for w in "${WORKERS[@]}"; do
         for ns in "${NSS[@]}"; do wait_until 600 "ns $ns gone on $w" gone "$w" ns "$ns"; done
         queues "$w"
+        # the queue of the tracked jobs exists on the workers too, else
+        # mkueue's webhook refuses them (they never reach a worker)
+        k "$w" apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: bench-idle, name: idle}
+spec: {clusterQueue: team-a-cq}
+YAML
     done
 }
 
@@ -360,7 +370,8 @@ run_mode() {
 }
 
 mkdir -p "$OUT" "$KV"
-rm -f "$KV"/*.kv
+# a mode's figures replace its earlier ones; modes not run keep theirs
+for mode in $MODES; do rm -f "$KV/$mode.kv"; done
 more_nodes
 # the floor on the bed's manager (no Kueue webhooks there), in mode mkueue-standalone only
 FLOOR_MODE=mkueue-standalone
