@@ -153,7 +153,13 @@ YAML
     done
     k "$c" patch multikueueconfig multikueue-config --type=merge \
         -p "{\"spec\":{\"clusters\":[$(printf '"%s",' "${WORKERS[@]}" | sed 's/,$//')]}}" >/dev/null
-    for ns in "${NSS[@]}"; do k "$c" delete ns "$ns" --ignore-not-found >/dev/null; done
+    # a kept bed's earlier run: its controllers are gone, their finalizers stay
+    for ns in "${NSS[@]}"; do
+        k "$c" delete ns "$ns" --ignore-not-found --wait=false >/dev/null
+        k "$c" -n "$ns" get workloads,jobs -o name 2>/dev/null | xargs -r -P 8 -I{} \
+            kubectl --context "$c" -n "$ns" patch {} --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
+        wait_until 600 "ns $ns gone on $c" gone "$c" ns "$ns"
+    done
     queues "$c"
     k "$c" apply -f - >/dev/null <<YAML
 apiVersion: kueue.x-k8s.io/v1beta2
