@@ -342,6 +342,7 @@ run_mode() {
     : >"$KV/$MODE.kv"
     put workers "$W"
     put running "$RUNNING"
+    put settle "${BENCH_SETTLE:-35}"
     put load1 "$(cut -d' ' -f1 /proc/loadavg)"
     zero
     settle

@@ -78,8 +78,8 @@ def collect(out, kvdir, floor_mode):
             n = next((d["running"] for d in kv.values() if "running" in d), None)
             label = "%d jobs running" % n if n else label
         row("controller RSS, " + label, "MiB", "lower", "rss_%s_mib" % s)
-    row("controller CPU, idle (%s s)" % os.environ.get("BENCH_SETTLE", "35"), "s", "lower",
-        "cpu_idle_s")
+    settle = next((d["settle"] for d in kv.values() if "settle" in d), 35)
+    row("controller CPU, idle (%.0f s)" % settle, "s", "lower", "cpu_idle_s")
     row("controller CPU per dispatched job (latency + throughput runs)", "ms", "lower", None,
         derive=lambda d, p: per(d, p + "cpu_latency_s", p + "cpu_throughput_s", "m_throughput_jobs",
                                 "m_dispatch_apply_to_remote_job_samples"))
