@@ -245,10 +245,14 @@ YAML
 }
 
 # reconciler CONTEXT MODE: mkueue-reconciler with the chart's defaults
+# (charts/mkueue/values.yaml: workers, clientConnection, workerConnection);
+# BENCH_RC_FLAGS adds or overrides flags
 reconciler() {
+    # shellcheck disable=SC2086
     start reconciler "$ROOT/bin/mkueue-reconciler" --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/$1.yaml" \
         --mode "$2" --leader-elect=false --metrics-addr "127.0.0.1:$RC_PORT" --log-level warn \
-        --integrations batch/job ${BENCH_RC_FLAGS:-}
+        --integrations batch/job --workers 4 --qps 50 --burst 100 --worker-qps 20 --worker-burst 40 \
+        ${BENCH_RC_FLAGS:-}
     wait_until 60 "mkueue-reconciler ready" curl -sf "http://127.0.0.1:$RC_PORT/readyz"
 }
 
