@@ -247,13 +247,20 @@ chart-test: deps $(BUILD)/chart-kinds
 image-check: deps build
 	charts/tests/image-check.sh
 
-# ---- reconciler benchmark (issue 5; additive block) -------------------------
-# `make bench-reconciler` (BENCH_N, BENCH_RATE, BENCH_M, BENCH_THREADS,
-# BENCH_TRACKED tune it); `make bench` runs both benchmarks.
-.PHONY: bench bench-webhook bench-reconciler
-bench: bench-webhook bench-reconciler
+# ---- managers benchmark (issues 5, 15; additive block) ----------------------
+# `make bench-managers`: the same jobs through mkueue standalone, mkueue with
+# Kueue, and Kueue's own MultiKueue manager (e2e/bench/managers.sh; BENCH_MODES,
+# BENCH_N, BENCH_RATE, BENCH_M, BENCH_THREADS, BENCH_RUNNING, BENCH_TRACKED,
+# MKUEUE_WORKERS tune it); `make bench-reconciler`: mkueue standalone alone.
+# `make bench` runs the webhook's and the managers' benchmarks and prints one
+# table of every build/bench/*.json (e2e/bench/render.py).
+.PHONY: bench bench-webhook bench-reconciler bench-managers
+bench: bench-webhook bench-managers
 $(BUILD)/rc_bench: e2e/bench/rc_bench.c $(BUILD)/libmkueue.a
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
+bench-managers: deps build $(BUILD)/rc_bench
+	e2e/bench/managers.sh
+
 bench-reconciler: deps build $(BUILD)/rc_bench
-	e2e/bench/reconciler.sh
+	BENCH_MODES=mkueue-standalone e2e/bench/managers.sh

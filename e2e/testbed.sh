@@ -27,6 +27,8 @@
 # MultiKueue controller off (feature gate MultiKueue=false), dispatching to
 # the same workers. Its processes are listed in $DIR/pids-manager-kueue, a
 # worker added by up-cluster in $DIR/pids-worker-N, apart from the bed's.
+# MKUEUE_MANAGER_KUEUE_MULTIKUEUE=1 at up-cluster keeps Kueue's MultiKueue
+# controller on instead (Kueue as the whole manager: the bench's mode kueue).
 #
 # Settings (environment): MKUEUE_E2E_DIR (state, default /tmp/mkueue-e2e),
 # MKUEUE_WORKERS (2), MKUEUE_WORKER_EXTRAS (1; 0: workers 3..N lean, Kueue
@@ -301,11 +303,19 @@ start_kueue() {
     kubeflow.org/tfjob, kubeflow.org/xgboostjob, kubeflow.org/jaxjob,
     workload.codeflare.dev/appwrapper, trainer.kubeflow.org/trainjob, pod, deployment,
     statefulset, leaderworkerset.x-k8s.io/leaderworkerset]"
+    local extra=""
     if [ "$c" = manager-kueue ]; then
         # MultiKueue (beta, on by default) gates Kueue's MultiKueue
         # controllers and indexers; the core, the scheduler and the Job
-        # integration keep running, and mkueue is the check's controller
-        frameworks="[batch/job]" gates+=,MultiKueue=false
+        # integration keep running, and mkueue is the check's controller.
+        # MKUEUE_MANAGER_KUEUE_MULTIKUEUE=1 leaves it on: Kueue's own
+        # MultiKueue manager (the bench's mode kueue). Client rate and
+        # concurrency as in Kueue's release configuration.
+        frameworks="[batch/job]"
+        [ "${MKUEUE_MANAGER_KUEUE_MULTIKUEUE:-0}" = 1 ] || gates+=,MultiKueue=false
+        extra="clientConnection: {qps: 50, burst: 100}
+controller: {groupKindConcurrency: {Job.batch: 5, Workload.kueue.x-k8s.io: 5}}
+multiKueue: {gcInterval: 1m, origin: multikueue, workerLostTimeout: 15m}"
     elif ! full "$c"; then
         frameworks="[batch/job]" # a lean worker has no other job kind's CRD
     fi
@@ -321,6 +331,7 @@ leaderElection: {leaderElect: false}
 internalCertManagement: {enable: false}
 integrations:
   frameworks: $frameworks
+$extra
 YAML
     webhooks "$BED/manifests/kueue/webhook.yaml" "$c" "$(ctl_port kueue "$c" webhook)" kueue
     # Kueue reads its metrics certificate from this fixed path when it does

@@ -15,6 +15,11 @@
  *   rc_bench --dir E2E_DIR --ns NS create COUNT PREFIX
  *       creates COUNT jobs (for RSS with many tracked jobs), no waiting.
  *
+ * Options: --manager CTX (the manager's kubeconfig name under E2E_DIR/kubeconfig,
+ * default manager), --workers W (worker-1..worker-W, default 2, at most
+ * MAX_WORKERS), --no-floor (skip the floors: one mode measures them),
+ * --running (the pods never end: mkueue.test/result Running), --queue LQ.
+ *
  * Output: one "key value" line per figure (milliseconds, jobs/s). */
 #include <jansson.h>
 #include <pthread.h>
@@ -38,9 +43,13 @@ static const struct kc_resource JOBS = {"batch", "v1", "jobs", 1};
 static const struct kc_resource PODS = {"", "v1", "pods", 1};
 static const struct kc_resource WLS = {"kueue.x-k8s.io", "v1beta2", "workloads", 1};
 
-static struct kc_client *mgr, *wk[2];
+#define MAX_WORKERS 16
+
+static struct kc_client *mgr, *wk[MAX_WORKERS];
+static int nwk = 2;
 static const char *NS = "bench";
 static const char *QUEUE = "team-a";
+static int RUNNING;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct smap *created, *remote_seen, *remote_done, *mgr_done;
 
@@ -128,13 +137,18 @@ static void on_mgr_upd(const char *key, json_t *old, json_t *obj, void *ud)
 /* queue NULL: no queue label (the floor's jobs must stay invisible to mkueue) */
 static json_t *job_obj(const char *name, const char *queue)
 {
-    return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:i,s:i,s:{s:{s:s,s:[{s:s,s:s,s:[s],"
-                     "s:{s:{s:s}}}]}}}}",
-                     "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace",
-                     NS, "labels", queue ? "kueue.x-k8s.io/queue-name" : "bench",
-                     queue ? queue : "floor", "spec", "parallelism", 1, "completions", 1,
-                     "template", "spec", "restartPolicy", "Never", "containers", "name", "main",
-                     "image", "busybox", "command", "true", "resources", "requests", "cpu", "1m");
+    json_t *j =
+        json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s}},s:{s:i,s:i,s:{s:{s:s,s:[{s:s,s:s,s:[s],"
+                  "s:{s:{s:s}}}]}}}}",
+                  "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name, "namespace",
+                  NS, "labels", queue ? "kueue.x-k8s.io/queue-name" : "bench",
+                  queue ? queue : "floor", "spec", "parallelism", 1, "completions", 1, "template",
+                  "spec", "restartPolicy", "Never", "containers", "name", "main", "image",
+                  "busybox", "command", "true", "resources", "requests", "cpu", "1m");
+    if (RUNNING)
+        jx_set(j, "spec.template.metadata.annotations",
+               json_pack("{s:s}", "mkueue.test/result", "Running"));
+    return j;
 }
 
 static int create_job(const char *name)
@@ -259,7 +273,7 @@ static double floor_status(const char *name)
 
 static int finish_pod(const char *job)
 {
-    for (int w = 0; w < 2; w++) {
+    for (int w = 0; w < nwk; w++) {
         char sel[300];
         snprintf(sel, sizeof(sel), "job-name=%s", job);
         json_t *list = NULL;
@@ -353,29 +367,48 @@ static struct kc_client *client_for(const char *dir, const char *c, struct kcfg 
 
 int main(int argc, char **argv)
 {
-    const char *dir = NULL;
-    int i = 1;
-    for (; i + 1 < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
-        if (!strcmp(argv[i], "--dir"))
+    const char *dir = NULL, *manager = "manager";
+    int i = 1, no_floor = 0;
+    for (; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
+        /* the flags without a value */
+        if (!strcmp(argv[i], "--no-floor"))
+            no_floor = 1;
+        else if (!strcmp(argv[i], "--running"))
+            RUNNING = 1;
+        if (!strcmp(argv[i], "--no-floor") || !strcmp(argv[i], "--running")) {
+            i--;
+            continue;
+        }
+        if (i + 1 >= argc)
+            break;
+        if (!strcmp(argv[i], "--manager"))
+            manager = argv[i + 1];
+        else if (!strcmp(argv[i], "--workers"))
+            nwk = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--dir"))
             dir = argv[i + 1];
         else if (!strcmp(argv[i], "--ns"))
             NS = argv[i + 1];
         else if (!strcmp(argv[i], "--queue"))
             QUEUE = argv[i + 1];
     }
-    if (!dir || i >= argc) {
-        fprintf(
-            stderr,
-            "usage: rc_bench --dir E2E_DIR [--ns NS] [--queue LQ] latency N RATE | throughput M "
-            "THREADS | create COUNT PREFIX\n");
+    if (!dir || i >= argc || nwk < 2 || nwk > MAX_WORKERS) {
+        fprintf(stderr,
+                "usage: rc_bench --dir E2E_DIR [--manager CTX] [--workers 2..%d] [--ns NS] "
+                "[--queue LQ] [--no-floor] [--running] latency N RATE | throughput M "
+                "THREADS | create COUNT PREFIX\n",
+                MAX_WORKERS);
         return 2;
     }
     const char *mode = argv[i];
     log_set_level(LOG_WARN);
-    struct kcfg *cm, *c1, *c2;
-    mgr = client_for(dir, "manager", &cm);
-    wk[0] = client_for(dir, "worker-1", &c1);
-    wk[1] = client_for(dir, "worker-2", &c2);
+    struct kcfg *cm, *cw[MAX_WORKERS];
+    mgr = client_for(dir, manager, &cm);
+    for (int w = 0; w < nwk; w++) {
+        char c[32];
+        snprintf(c, sizeof(c), "worker-%d", w + 1);
+        wk[w] = client_for(dir, c, &cw[w]);
+    }
     created = smap_new();
     remote_seen = smap_new();
     remote_done = smap_new();
@@ -388,19 +421,20 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    struct kcache *rc[2], *mc = kcache_new();
-    struct kw_informer *inf[3];
+    struct kcache *rc[MAX_WORKERS], *mc = kcache_new();
+    struct kw_informer *inf[MAX_WORKERS + 1];
     const struct kcache_handlers rh = {on_remote, on_remote_upd, NULL, NULL};
     const struct kcache_handlers mh = {on_mgr, on_mgr_upd, NULL, NULL};
-    for (int w = 0; w < 2; w++) {
+    for (int w = 0; w < nwk; w++) {
         rc[w] = kcache_new();
         kcache_add_handlers(rc[w], &rh);
         inf[w] = kw_informer_start(wk[w], &JOBS, NS, ORIGIN_SEL, rc[w], NULL);
     }
     kcache_add_handlers(mc, &mh);
-    inf[2] = kw_informer_start(mgr, &JOBS, NS, NULL, mc, NULL);
-    while (!kcache_synced(rc[0]) || !kcache_synced(rc[1]) || !kcache_synced(mc))
-        sleep_ms(20);
+    inf[nwk] = kw_informer_start(mgr, &JOBS, NS, NULL, mc, NULL);
+    for (int w = 0; w <= nwk; w++)
+        while (!kcache_synced(w < nwk ? rc[w] : mc))
+            sleep_ms(20);
 
     if (!strcmp(mode, "latency") && i + 2 < argc) {
         int n = atoi(argv[i + 1]);
@@ -418,7 +452,7 @@ int main(int argc, char **argv)
             if (create_job(name) < 0)
                 t0[k] = -1;
         }
-        double deadline = now_ms() + 60000;
+        double deadline = now_ms() + 120000;
         for (int k = 0; k < n; k++) {
             char name[64];
             snprintf(name, sizeof(name), "lat-%d", k);
@@ -435,7 +469,7 @@ int main(int argc, char **argv)
             sleep_ms(start + k * 1000.0 / rate - now_ms());
             finish_pod(name);
         }
-        deadline = now_ms() + 60000;
+        deadline = now_ms() + 120000;
         for (int k = 0; k < n; k++) {
             char name[64];
             snprintf(name, sizeof(name), "lat-%d", k);
@@ -446,7 +480,7 @@ int main(int argc, char **argv)
                 stat[ns++] = get_t(mgr_done, name) - get_t(remote_done, name);
         }
         /* floors, same count, same pace */
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < n && !no_floor; k++) {
             char name[64];
             snprintf(name, sizeof(name), "floor-%d", k);
             double t = floor_dispatch(name);
@@ -458,9 +492,11 @@ int main(int argc, char **argv)
             floor_cleanup(name);
         }
         pct("dispatch_apply_to_remote_job", disp, nd);
-        pct("dispatch_floor_direct_calls", fd, nfd);
+        if (!no_floor)
+            pct("dispatch_floor_direct_calls", fd, nfd);
         pct("status_remote_complete_to_manager", stat, ns);
-        pct("status_floor_direct_calls", fs, nfs);
+        if (!no_floor)
+            pct("status_floor_direct_calls", fs, nfs);
         free(disp);
         free(stat);
         free(fd);
@@ -478,10 +514,11 @@ int main(int argc, char **argv)
         printf("throughput_jobs %d\nthroughput_dispatched %d\nthroughput_seconds %.1f\n"
                "throughput_jobs_per_s %.1f\n",
                m, seen, t / 1000, seen / (t / 1000));
-        double tf = run_threads(m, threads, "tpf", 1);
-        printf("throughput_floor_seconds %.1f\nthroughput_floor_jobs_per_s %.1f\n", tf / 1000,
-               m / (tf / 1000));
-        for (int k = 0; k < m; k++) {
+        double tf = no_floor ? 0 : run_threads(m, threads, "tpf", 1);
+        if (!no_floor)
+            printf("throughput_floor_seconds %.1f\nthroughput_floor_jobs_per_s %.1f\n", tf / 1000,
+                   m / (tf / 1000));
+        for (int k = 0; k < m && !no_floor; k++) {
             char name[64];
             snprintf(name, sizeof(name), "tpf-%d", k);
             floor_cleanup(name);
@@ -490,7 +527,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "rc_bench: unknown mode %s\n", mode);
         return 2;
     }
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k <= nwk; k++)
         kw_informer_stop(inf[k]);
     return 0;
 }

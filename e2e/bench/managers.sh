@@ -1,0 +1,394 @@
+#!/usr/bin/env bash
+# The same workload through three managers, one after the other, each on a
+# fresh manager control plane with the same workers (real Kueue + KWOK):
+#   mkueue-standalone  the bed's `manager`, mkueue-reconciler and mkueue-webhook
+#   mkueue-with-kueue  manager-kueue: real Kueue with its MultiKueue controller
+#                      off, mkueue-reconciler --mode with-kueue as the check's
+#                      controller, mkueue-webhook
+#   kueue              manager-kueue with MKUEUE_MANAGER_KUEUE_MULTIKUEUE=1:
+#                      real Kueue doing everything (MultiKueueConfig,
+#                      MultiKueueClusters with kubeconfig Secrets in
+#                      kueue-system, its job webhook setting managedBy)
+# Per mode (figures in build/bench/managers-w<W>.json, table by render.py):
+#   - apply -> remote job exists and remote Complete -> manager Complete,
+#     p50/p99 over BENCH_N jobs at BENCH_RATE/s (rc_bench latency);
+#   - BENCH_M jobs created at once by BENCH_THREADS threads: jobs/s and the
+#     seconds until the last remote job exists (rc_bench throughput);
+#   - the manager-side controllers' RSS (VmRSS, MiB) and CPU seconds
+#     (utime + stime from /proc/PID/stat): idle, with BENCH_RUNNING jobs
+#     running on the workers, and with each of BENCH_TRACKED Workloads on
+#     the manager (jobs in a ClusterQueue without quota);
+#   - the floor (the same API calls made directly) in the first mode only.
+# Settings: BENCH_MODES (default all three, in that order), MKUEUE_WORKERS
+# (2: worker-1..worker-W of the bed), BENCH_N 200, BENCH_RATE 10, BENCH_M
+# 2000, BENCH_THREADS 8, BENCH_RUNNING 1000, BENCH_TRACKED "10000 50000"
+# ("" skips), BENCH_KEEP_BED=1 (keep a running bed, leave it up). The
+# table covers the modes of this run and those of an earlier run not run
+# again (build/bench/kv-w<W>/<mode>.kv).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+export MKUEUE_E2E_DIR=${MKUEUE_E2E_DIR:-/tmp/mkueue-bench}
+export MKUEUE_ETCD_PORT=${MKUEUE_ETCD_PORT:-24400}
+export MKUEUE_MANAGER_PORT=${MKUEUE_MANAGER_PORT:-17400}
+export MKUEUE_WORKER1_PORT=${MKUEUE_WORKER1_PORT:-17401}
+export MKUEUE_WORKER2_PORT=${MKUEUE_WORKER2_PORT:-17402}
+export MKUEUE_PORT_BASE=${MKUEUE_PORT_BASE:-20400}
+MODES=${BENCH_MODES:-mkueue-standalone mkueue-with-kueue kueue}
+W=${MKUEUE_WORKERS:-2}
+N=${BENCH_N:-200} RATE=${BENCH_RATE:-10} M=${BENCH_M:-2000} THREADS=${BENCH_THREADS:-8}
+RUNNING=${BENCH_RUNNING:-1000}
+TRACKED=${BENCH_TRACKED-10000 50000}
+RC_PORT=${BENCH_METRICS_PORT:-18399}
+WH_PORT=${BENCH_WEBHOOK_PORT:-18397}
+WH_MPORT=$((WH_PORT + 1))
+BENCH=$ROOT/build/rc_bench
+OUT=$ROOT/build/bench
+KV=$OUT/kv-w$W
+TB=$ROOT/e2e/testbed.sh
+HZ=$(getconf CLK_TCK)
+WORKERS=()
+for i in $(seq "$W"); do WORKERS+=("worker-$i"); done
+NSS=(bench bench-warm bench-run bench-idle)
+log() { echo "bench-managers: $(date +%T) $*" >&2; }
+
+cleanup() {
+    stop_ours
+    [ "${BENCH_KEEP_BED:-0}" = 1 ] || "$TB" down >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+# ---- the bed ------------------------------------------------------------------
+[ "${BENCH_KEEP_BED:-0}" = 1 ] || "$TB" down >/dev/null 2>&1 || true
+"$TB" up
+eval "$("$TB" env)"
+k() { kubectl --context "$1" "${@:2}"; }
+
+# wait_until SECONDS WHAT CMD...: retries CMD each second
+wait_until() {
+    local n=$1 what=$2 i
+    shift 2
+    for i in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 1; done
+    log "timed out after $n s waiting for $what"
+    return 1
+}
+
+# Fake nodes enough for BENCH_RUNNING pods at once (110 pods each), once.
+more_nodes() {
+    local w i n=$(((RUNNING / W + 109) / 110 + 1))
+    for w in "${WORKERS[@]}"; do
+        for i in $(seq "$n"); do
+            k "$w" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: $w-bench-node-$i
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {type: kwok, kubernetes.io/hostname: $w-bench-node-$i, kubernetes.io/os: linux, kubernetes.io/arch: amd64}
+status:
+  allocatable: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "4", pods: "110"}
+  capacity: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "4", pods: "110"}
+YAML
+        done
+        k "$w" taint nodes -l type=kwok node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
+    done
+}
+
+# queues CONTEXT: the bench namespaces, each with LocalQueue team-a
+queues() {
+    local ns
+    for ns in "${NSS[@]}"; do
+        k "$1" create ns "$ns" >/dev/null 2>&1 || true
+        k "$1" apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: $ns, name: team-a}
+spec: {clusterQueue: team-a-cq}
+YAML
+    done
+}
+
+gone() { ! k "$1" get "$2" "$3" >/dev/null 2>&1; }
+
+# The workers between modes: the bench namespaces deleted (and gone) and made again.
+clean_workers() {
+    local w ns
+    for w in "${WORKERS[@]}"; do
+        k "$w" apply -f "$ROOT/e2e/manifests/worker.yaml" >/dev/null
+        k "$w" delete ns "${NSS[@]}" --ignore-not-found --wait=false >/dev/null
+    done
+    for w in "${WORKERS[@]}"; do
+        for ns in "${NSS[@]}"; do wait_until 600 "ns $ns gone on $w" gone "$w" ns "$ns"; done
+        queues "$w"
+        # the queue of the tracked jobs exists on the workers too, else
+        # mkueue's webhook refuses them (they never reach a worker)
+        k "$w" apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: bench-idle, name: idle}
+spec: {clusterQueue: team-a-cq}
+YAML
+    done
+}
+
+# manager CONTEXT SECRET-NS: the MultiKueue chain (e2e/manifests/manager.yaml
+# for W workers), the worker kubeconfig Secrets in SECRET-NS, the bench
+# namespaces, and bench-idle's ClusterQueue without quota (its jobs stay tracked).
+manager() {
+    local c=$1 i
+    k "$c" apply -f "$ROOT/e2e/manifests/manager.yaml" >/dev/null
+    k "$c" create ns "$2" >/dev/null 2>&1 || true
+    for i in $(seq "$W"); do
+        k "$c" -n "$2" create secret generic "worker-$i-kubeconfig" \
+            --from-file=kubeconfig="$MKUEUE_E2E_DIR/kubeconfig/worker-$i.yaml" --dry-run=client -o yaml |
+            k "$c" apply -f - >/dev/null
+        k "$c" apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: worker-$i}
+spec:
+  clusterSource:
+    kubeConfig: {locationType: Secret, location: worker-$i-kubeconfig}
+YAML
+    done
+    k "$c" patch multikueueconfig multikueue-config --type=merge \
+        -p "{\"spec\":{\"clusters\":[$(printf '"%s",' "${WORKERS[@]}" | sed 's/,$//')]}}" >/dev/null
+    # a kept bed's earlier run: its controllers are gone, their finalizers stay
+    for ns in "${NSS[@]}"; do
+        k "$c" delete ns "$ns" --ignore-not-found --wait=false >/dev/null
+        k "$c" -n "$ns" get workloads,jobs -o name 2>/dev/null | xargs -r -P 8 -I{} \
+            kubectl --context "$c" -n "$ns" patch {} --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true
+        wait_until 600 "ns $ns gone on $c" gone "$c" ns "$ns"
+    done
+    queues "$c"
+    k "$c" apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: bench-idle-cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 0}]
+  admissionChecksStrategy:
+    admissionChecks: [{name: multikueue-ac}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: bench-idle, name: idle}
+spec: {clusterQueue: bench-idle-cq}
+YAML
+}
+
+# ---- our processes ----------------------------------------------------------------
+# start NAME CMD...: in its own session, pid in $MKUEUE_E2E_DIR/run (testbed down stops it)
+start() {
+    local name=$1
+    shift
+    mkdir -p "$MKUEUE_E2E_DIR/run"
+    setsid "$@" >"$MKUEUE_E2E_DIR/logs/bench-$name.log" 2>&1 </dev/null &
+    echo $! >"$MKUEUE_E2E_DIR/run/bench-$name.pid"
+}
+pid_of() { cat "$MKUEUE_E2E_DIR/run/bench-$1.pid"; }
+
+CTX=""
+stop_ours() {
+    local f
+    [ -n "$CTX" ] && k "$CTX" delete mutatingwebhookconfiguration,validatingwebhookconfiguration \
+        mkueue-bench --ignore-not-found >/dev/null 2>&1 || true
+    for f in "$MKUEUE_E2E_DIR"/run/bench-*.pid; do
+        [ -e "$f" ] || continue
+        kill -TERM -- "-$(cat "$f")" 2>/dev/null || true
+        sleep 0.5
+        kill -KILL -- "-$(cat "$f")" 2>/dev/null || true
+        rm -f "$f"
+    done
+}
+
+# webhook CONTEXT: mkueue-webhook against CONTEXT, registered for batch Jobs
+# as the chart does (kube-system and mkueue-system left out)
+webhook() {
+    local d=$MKUEUE_E2E_DIR/bench-webhook-certs kind verb ca w
+    "$ROOT/certs/gen.sh" webhook "$d" >/dev/null
+    start webhook "$ROOT/bin/mkueue-webhook" --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/$1.yaml" \
+        --namespace mkueue-system --cert-dir "$d" --bind-address 127.0.0.1 --port "$WH_PORT" \
+        --metrics-bind-address 127.0.0.1 --metrics-port "$WH_MPORT" --log-level warn
+    wait_until 60 "mkueue-webhook ready" curl -sf "http://127.0.0.1:$WH_MPORT/readyz"
+    for w in "${WORKERS[@]}"; do
+        wait_until 60 "webhook synced with $w" bash -c "curl -sf http://127.0.0.1:$WH_MPORT/metrics |
+            grep -qx 'mkueue_webhook_cache_synced{cluster=\"$w\"} 1'"
+    done
+    ca=$(base64 -w0 <"$d/ca.crt")
+    for kind in Mutating Validating; do
+        verb=mutate
+        [ $kind = Validating ] && verb=validate
+        k "$1" apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: ${kind}WebhookConfiguration
+metadata: {name: mkueue-bench}
+webhooks:
+- name: $verb-job.mkueue.x-k8s.io
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 10
+  clientConfig:
+    url: https://127.0.0.1:$WH_PORT/$verb-batch-v1-job
+    caBundle: $ca
+  rules:
+  - {apiGroups: [batch], apiVersions: [v1], resources: [jobs], operations: [CREATE, UPDATE]}
+  namespaceSelector: {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, mkueue-system]}]}
+YAML
+    done
+}
+
+# reconciler CONTEXT MODE: mkueue-reconciler with the chart's defaults
+# (charts/mkueue/values.yaml: workers, clientConnection, workerConnection);
+# BENCH_RC_FLAGS adds or overrides flags
+reconciler() {
+    # shellcheck disable=SC2086
+    start reconciler "$ROOT/bin/mkueue-reconciler" --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/$1.yaml" \
+        --mode "$2" --leader-elect=false --metrics-addr "127.0.0.1:$RC_PORT" --log-level warn \
+        --integrations batch/job --workers 4 --qps 50 --burst 100 --worker-qps 20 --worker-burst 40 \
+        ${BENCH_RC_FLAGS:-}
+    wait_until 60 "mkueue-reconciler ready" curl -sf "http://127.0.0.1:$RC_PORT/readyz"
+}
+
+# ---- figures ------------------------------------------------------------------------
+# rss PID...: summed VmRSS in MiB;  cpu PID...: summed utime + stime in seconds
+rss() { local p s=0; for p; do s=$((s + $(awk '/^VmRSS/ { print $2 }' "/proc/$p/status"))); done; awk -v s=$s 'BEGIN { printf "%.1f", s / 1024 }'; }
+cpu() { local p t=0; for p; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done; awk -v t=$t -v hz="$HZ" 'BEGIN { printf "%.2f", t / hz }'; }
+
+OURS=() KUEUE=() CPU0=0 KCPU0=0
+put() { echo "$1 $2" >>"$KV/$MODE.kv"; }
+# stage NAME: RSS now and the CPU seconds since the last stage, of our
+# processes (OURS) and, beside them, of Kueue (KUEUE)
+stage() {
+    if [ ${#OURS[@]} -gt 0 ]; then
+        local c; c=$(cpu "${OURS[@]}")
+        put "rss_$1_mib" "$(rss "${OURS[@]}")"
+        put "cpu_$1_s" "$(awk -v a="$c" -v b="$CPU0" 'BEGIN { printf "%.2f", a - b }')"
+        CPU0=$c
+    fi
+    if [ ${#KUEUE[@]} -gt 0 ]; then
+        local c; c=$(cpu "${KUEUE[@]}")
+        local p=kueue_
+        [ ${#OURS[@]} -eq 0 ] && p=
+        put "${p}rss_$1_mib" "$(rss "${KUEUE[@]}")"
+        put "${p}cpu_$1_s" "$(awk -v a="$c" -v b="$KCPU0" 'BEGIN { printf "%.2f", a - b }')"
+        KCPU0=$c
+    fi
+}
+zero() { CPU0=0 KCPU0=0; [ ${#OURS[@]} -gt 0 ] && CPU0=$(cpu "${OURS[@]}"); [ ${#KUEUE[@]} -gt 0 ] && KCPU0=$(cpu "${KUEUE[@]}"); return 0; }
+
+# Workloads on the manager (one list call: the count the API server keeps)
+workloads() {
+    k "$CTX" get --raw "/apis/kueue.x-k8s.io/v1beta2/workloads?limit=1" |
+        jq '(.metadata.remainingItemCount // 0) + (.items | length)'
+}
+# remote jobs of namespace NS on all workers
+remote_jobs() {
+    local w n=0
+    for w in "${WORKERS[@]}"; do
+        n=$((n + $(k "$w" -n "$1" get jobs -l kueue.x-k8s.io/multikueue-origin -o name | wc -l)))
+    done
+    echo "$n"
+}
+# at_least N CMD...: CMD prints a number >= N
+at_least() { [ "$("${@:2}")" -ge "$1" ]; }
+# active KIND NAME: condition Active is True on the manager
+active() { [ "$(k "$CTX" get "$1" "$2" -o jsonpath='{.status.conditions[?(@.type=="Active")].status}')" = True ]; }
+# settle: the same quiet time for every mode (mkueue trims its heap every 30 s)
+settle() { sleep "${BENCH_SETTLE:-35}"; }
+
+rcb() { "$BENCH" --dir "$MKUEUE_E2E_DIR" --manager "$CTX" --workers "$W" "$@"; }
+
+run_mode() {
+    MODE=$1
+    OURS=() KUEUE=()
+    local secret_ns=mkueue-system kpid
+    log "== $MODE: fresh manager"
+    case $MODE in
+    mkueue-standalone) CTX=manager ;;
+    mkueue-with-kueue | kueue)
+        CTX=manager-kueue
+        "$TB" down-cluster manager-kueue
+        MKUEUE_MANAGER_KUEUE_MULTIKUEUE=$([ "$MODE" = kueue ] && echo 1 || echo 0) "$TB" up-cluster manager-kueue
+        eval "$("$TB" env)"
+        kpid=$(awk '$2 == "kueue-manager-kueue" { print $1 }' "$MKUEUE_E2E_DIR/pids-manager-kueue")
+        KUEUE=("$kpid")
+        ;;
+    *) log "unknown mode $MODE"; return 2 ;;
+    esac
+    [ "$MODE" = kueue ] && secret_ns=kueue-system
+    clean_workers
+    manager "$CTX" "$secret_ns"
+    case $MODE in
+    mkueue-standalone | mkueue-with-kueue)
+        local rcmode=standalone
+        [ "$MODE" = mkueue-with-kueue ] && rcmode=with-kueue
+        webhook "$CTX"
+        reconciler "$CTX" "$rcmode"
+        OURS=("$(pid_of reconciler)" "$(pid_of webhook)")
+        ;;
+    kueue)
+        local w
+        for w in "${WORKERS[@]}"; do
+            wait_until 120 "MultiKueueCluster $w Active" active multikueuecluster "$w"
+        done
+        wait_until 60 "AdmissionCheck Active" active admissioncheck multikueue-ac
+        ;;
+    esac
+    # a job through the chain, so every controller has done its first work
+    rcb --ns bench-warm --no-floor latency 1 1 >/dev/null
+    : >"$KV/$MODE.kv"
+    put workers "$W"
+    put running "$RUNNING"
+    put settle "${BENCH_SETTLE:-35}"
+    put load1 "$(cut -d' ' -f1 /proc/loadavg)"
+    zero
+    settle
+    stage idle
+    local floor=--no-floor
+    [ "$MODE" = "$FLOOR_MODE" ] && floor=
+    log "$MODE: latency, $N jobs at $RATE/s"
+    rcb --ns bench $floor latency "$N" "$RATE" | sed 's/^/m_/' >>"$KV/$MODE.kv"
+    stage latency
+    log "$MODE: throughput, $M jobs at once"
+    rcb --ns bench $floor throughput "$M" "$THREADS" | sed 's/^/m_/' >>"$KV/$MODE.kv"
+    stage throughput
+    if [ "$RUNNING" -gt 0 ]; then
+        log "$MODE: $RUNNING jobs running"
+        rcb --ns bench-run --running create "$RUNNING" run >/dev/null
+        wait_until 900 "$RUNNING remote jobs" at_least "$RUNNING" remote_jobs bench-run
+        settle
+        stage running
+    fi
+    local t have
+    for t in $TRACKED; do
+        have=$(workloads)
+        log "$MODE: $t tracked Workloads (have $have)"
+        [ "$have" -lt "$t" ] && rcb --ns bench-idle --queue idle create $((t - have)) "idle$t" >/dev/null
+        wait_until 1800 "$t Workloads" at_least "$t" workloads
+        settle
+        stage "tracked_$t"
+        put "tracked_$t" "$(workloads)"
+    done
+    stop_ours
+    log "$MODE: done"
+}
+
+mkdir -p "$OUT" "$KV"
+# a mode's figures replace its earlier ones; modes not run keep theirs
+for mode in $MODES; do rm -f "$KV/$mode.kv"; done
+more_nodes
+# the floor on the bed's manager (no Kueue webhooks there), in mode mkueue-standalone only
+FLOOR_MODE=mkueue-standalone
+T0=$SECONDS
+for mode in $MODES; do run_mode "$mode"; done
+[ "$CTX" = manager-kueue ] && "$TB" down-cluster manager-kueue
+log "all modes in $(((SECONDS - T0) / 60)) min $(((SECONDS - T0) % 60)) s"
+python3 "$HERE/render.py" collect "$OUT/managers-w$W.json" "$KV" "$FLOOR_MODE"
+python3 "$HERE/render.py" table "$OUT"

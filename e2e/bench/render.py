@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""The benchmarks' figures: build/bench/*.json and the table `make bench` prints.
+
+  render.py collect OUT.json KVDIR FLOOR-MODE   key-value files of managers.sh -> OUT.json
+  render.py table DIR                           every DIR/*.json as one table
+
+A JSON file: {"bench": NAME, "host": {"cores": N, "load1": X}, "rows": [{"metric",
+"unit", "better": "lower"|"higher", "values": {COLUMN: number}}]}. The table
+shows each value with its ratio to the "kueue" column of its row; with
+managers-w<W>.json for several W, a line per metric says how it grows with
+the workers."""
+import glob
+import json
+import os
+import re
+import sys
+
+MODES = ["mkueue-standalone", "mkueue-with-kueue", "kueue"]
+ORDER = MODES[:2] + ["kueue-in-with-kueue"] + MODES[2:] + ["floor"]
+# (metric, unit, better, key in the mode's file, key in the floor mode's file)
+FIXED = [
+    ("apply -> remote job, p50", "ms", "lower", "m_dispatch_apply_to_remote_job_p50_ms",
+     "m_dispatch_floor_direct_calls_p50_ms"),
+    ("apply -> remote job, p99", "ms", "lower", "m_dispatch_apply_to_remote_job_p99_ms",
+     "m_dispatch_floor_direct_calls_p99_ms"),
+    ("remote finished -> manager finished, p50", "ms", "lower",
+     "m_status_remote_complete_to_manager_p50_ms", "m_status_floor_direct_calls_p50_ms"),
+    ("remote finished -> manager finished, p99", "ms", "lower",
+     "m_status_remote_complete_to_manager_p99_ms", "m_status_floor_direct_calls_p99_ms"),
+    ("dispatch throughput, jobs at once", "jobs/s", "higher", "m_throughput_jobs_per_s",
+     "m_throughput_floor_jobs_per_s"),
+    ("until the last remote job exists", "s", "lower", "m_throughput_seconds",
+     "m_throughput_floor_seconds"),
+]
+
+
+def read_kv(path):
+    kv = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 2:
+                try:
+                    kv[parts[0]] = float(parts[1])
+                except ValueError:
+                    pass
+    return kv
+
+
+def collect(out, kvdir, floor_mode):
+    kv = {os.path.basename(p)[:-3]: read_kv(p) for p in glob.glob(os.path.join(kvdir, "*.kv"))}
+    rows = []
+
+    def row(metric, unit, better, key, floor_key=None, derive=None):
+        values = {}
+        for mode, d in kv.items():
+            v = derive(d, "") if derive else d.get(key)
+            if v is not None:
+                values[mode] = round(v, 2)
+            # with-kueue: Kueue's own process beside mkueue's
+            k2 = derive(d, "kueue_") if derive else d.get("kueue_" + key)
+            if mode == "mkueue-with-kueue" and k2 is not None:
+                values["kueue-in-with-kueue"] = round(k2, 2)
+        if floor_key and floor_key in kv.get(floor_mode, {}):
+            values["floor"] = kv[floor_mode][floor_key]
+        if values:
+            rows.append({"metric": metric, "unit": unit, "better": better, "values": values})
+
+    for r in FIXED:
+        row(*r)
+    tracked = sorted({int(m.group(1)) for d in kv.values() for k in d
+                      for m in [re.match(r"rss_tracked_(\d+)_mib$", k)] if m})
+    stages = ["idle"] + (["running"] if any("rss_running_mib" in d for d in kv.values()) else [])
+    names = {"idle": "idle", "running": "jobs running"}
+    for s in stages + ["tracked_%d" % t for t in tracked]:
+        label = names.get(s) or "%s tracked Workloads" % s.split("_")[-1]
+        if s == "running":
+            n = next((d["running"] for d in kv.values() if "running" in d), None)
+            label = "%d jobs running" % n if n else label
+        row("controller RSS, " + label, "MiB", "lower", "rss_%s_mib" % s)
+    settle = next((d["settle"] for d in kv.values() if "settle" in d), 35)
+    row("controller CPU, idle (%.0f s)" % settle, "s", "lower", "cpu_idle_s")
+    row("controller CPU per dispatched job (latency + throughput runs)", "ms", "lower", None,
+        derive=lambda d, p: per(d, p + "cpu_latency_s", p + "cpu_throughput_s", "m_throughput_jobs",
+                                "m_dispatch_apply_to_remote_job_samples"))
+    row("controller CPU, dispatching the running jobs", "s", "lower", "cpu_running_s")
+    prev = 0
+    for t in tracked:
+        row("controller CPU per new tracked Workload, up to %d" % t, "ms", "lower", None,
+            derive=lambda d, p, t=t, prev=prev: (
+                d[p + "cpu_tracked_%d_s" % t] * 1000 / (t - prev)
+                if p + "cpu_tracked_%d_s" % t in d else None))
+        row("controller RSS per tracked Workload at %d (above idle)" % t, "KiB", "lower", None,
+            derive=lambda d, p, t=t: (
+                (d[p + "rss_tracked_%d_mib" % t] - d[p + "rss_idle_mib"]) * 1024 / t
+                if p + "rss_tracked_%d_mib" % t in d else None))
+        prev = t
+    loads = [d["load1"] for d in kv.values() if "load1" in d]
+    workers = next((int(d["workers"]) for d in kv.values() if "workers" in d), 2)
+    doc = {"bench": "managers-w%d" % workers,
+           "host": {"cores": os.cpu_count(), "load1": max(loads) if loads else None},
+           "workers": workers, "rows": rows}
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+def per(d, a, b, n1, n2):
+    """CPU ms per job over two stages"""
+    if a in d and b in d and d.get(n1, 0) + d.get(n2, 0) > 0:
+        return (d[a] + d[b]) * 1000 / (d.get(n1, 0) + d.get(n2, 0))
+    return None
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    return "%.0f" % v if abs(v) >= 100 else "%.3g" % v
+
+
+def table(d):
+    docs = []
+    for p in sorted(glob.glob(os.path.join(d, "*.json"))):
+        try:
+            with open(p) as f:
+                docs.append(json.load(f))
+        except (OSError, ValueError) as e:
+            print("%s: %s" % (p, e), file=sys.stderr)
+    for doc in docs:
+        rows = doc.get("rows", [])
+        cols = [c for c in ORDER if any(c in r["values"] for r in rows)]
+        cols += sorted({c for r in rows for c in r["values"]} - set(cols))
+        h = doc.get("host", {})
+        print("\n## %s (%s cores, load1 %s); (x) = ratio to kueue" %
+              (doc.get("bench"), h.get("cores"), h.get("load1")))
+        head = ["metric", "unit"] + cols
+        lines = []
+        for r in rows:
+            v = r["values"]
+            base = v.get("kueue")
+            cells = []
+            for c in cols:
+                x = v.get(c)
+                s = fmt(x)
+                if x is not None and base and c != "kueue":
+                    s += " (%.2fx)" % (x / base)
+                cells.append(s)
+            lines.append([r["metric"], r["unit"] + (" ^" if r["better"] == "higher" else "")] + cells)
+        widths = [max(len(str(x)) for x in col) for col in zip(head, *lines)]
+        for line in [head, ["-" * w for w in widths]] + lines:
+            print("| " + " | ".join(str(x).ljust(w) for x, w in zip(line, widths)) + " |")
+        print("(units marked ^: higher is better; the others lower)")
+    scaling(docs)
+
+
+def scaling(docs):
+    """a line per metric and mode: how the figure grows from the fewest to the most workers"""
+    runs = sorted((doc["workers"], doc) for doc in docs
+                  if doc.get("bench", "").startswith("managers-w") and "workers" in doc)
+    if len(runs) < 2:
+        print("\nscaling with workers: one worker count measured (%s); MKUEUE_WORKERS=4, 8 add more"
+              % ", ".join(str(w) for w, _ in runs))
+        return
+    (w0, a), (w1, b) = runs[0], runs[-1]
+    q = w1 / w0
+    print("\n## scaling from %d to %d workers (x%.0f)" % (w0, w1, q))
+    first = {r["metric"]: r for r in a["rows"]}
+    for r in b["rows"]:
+        r0 = first.get(r["metric"])
+        if not r0:
+            continue
+        parts = []
+        for c in ORDER:
+            x0, x1 = r0["values"].get(c), r["values"].get(c)
+            if not x0 or x1 is None:
+                continue
+            g = x1 / x0
+            if r["better"] == "higher":
+                word = "x%.2f" % g
+            else:
+                word = "x%.2f, %s" % (g, "at most linear" if g <= q * 1.1 else "faster than linear")
+            parts.append("%s %s" % (c, word))
+        print("%s: %s" % (r["metric"], "; ".join(parts)))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "collect":
+        collect(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif len(sys.argv) == 3 and sys.argv[1] == "table":
+        table(sys.argv[2])
+    else:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
