@@ -20,6 +20,15 @@ int rc_job_finished(const json_t *job)
     return 0;
 }
 
+static int uncounted_in_full(json_t *diff, const json_t *remote_status)
+{
+    json_t *u = json_object_get(remote_status, "uncountedTerminatedPods");
+    json_t *sv = json_object_get(u, "succeeded"), *fv = json_object_get(u, "failed");
+    json_t *full = json_pack("{s:O,s:O}", "succeeded", sv ? sv : json_null(), "failed",
+                             fv ? fv : json_null());
+    return full ? json_object_set_new(diff, "uncountedTerminatedPods", full) : -1;
+}
+
 json_t *rc_job_status_patch(const struct mk_kind *k, const json_t *local, const json_t *remote,
                             int guard, int *deferred)
 {
@@ -45,6 +54,14 @@ json_t *rc_job_status_patch(const struct mk_kind *k, const json_t *local, const 
      * whole patch, its terminal status included. */
     if (is_batch_job(k) && json_object_get(from, "startTime") && !jx_bool(local, "spec.suspend", 0))
         json_object_del(diff, "startTime");
+    /* The diff is against our cache, which can lag the server: a pod list
+     * the cache never saw would survive a merge of `{}` and the API server
+     * refuses a finished Job whose uncounted pods are not empty. The lists
+     * are stated in full (an array in a merge patch replaces). */
+    if (is_batch_job(k) && json_object_size(diff) > 0 && uncounted_in_full(diff, to) < 0) {
+        json_decref(diff);
+        return NULL;
+    }
     if (json_object_size(diff) == 0) {
         json_decref(diff);
         return NULL;

@@ -10,6 +10,7 @@
 
 #include "../jobsync.h"
 #include "jsonx.h"
+#include "patch.h"
 #include "kinds/adapters.h"
 
 static void test_job_status_patch(void **state)
@@ -20,7 +21,8 @@ static void test_job_status_patch(void **state)
     int deferred;
     json_t *p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred);
     assert_false(deferred);
-    json_t *want = tj_parse("{\"status\":{\"active\":1,\"startTime\":\"T\",\"old\":null}}");
+    json_t *want = tj_parse("{\"status\":{\"active\":1,\"startTime\":\"T\",\"old\":null,"
+                            "\"uncountedTerminatedPods\":{\"succeeded\":null,\"failed\":null}}}");
     assert_true(json_equal(p, want));
     json_decref(want);
     json_decref(p);
@@ -57,6 +59,27 @@ static void test_job_status_patch(void **state)
     jx_del(remote, "status.startTime"); /* nor is it cleared */
     assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred));
     assert_null(json_object_get(json_object_get(p, "status"), "startTime"));
+    json_decref(p);
+    json_decref(local);
+    json_decref(remote);
+
+    /* a cache that never saw the uncounted pod the server still lists: the
+     * finished status clears the lists all the same (a merge of {} would not) */
+    local = tj_parse("{\"spec\":{\"suspend\":false},\"status\":{\"active\":1}}");
+    remote = tj_parse("{\"spec\":{},\"status\":{\"succeeded\":1,\"uncountedTerminatedPods\":{},"
+                      "\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\"}]}}");
+    assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred));
+    json_t *server = tj_parse("{\"active\":1,\"uncountedTerminatedPods\":{\"succeeded\":[\"u1\"]}}");
+    assert_int_equal(jp_merge_apply(server, json_object_get(p, "status")), 0);
+    assert_int_equal(json_array_size(jx_get(server, "uncountedTerminatedPods.succeeded")), 0);
+    assert_null(jx_get(server, "uncountedTerminatedPods.succeeded"));
+    assert_int_equal(jx_int(server, "succeeded", 0), 1);
+    json_decref(server);
+    json_decref(p);
+    /* pods the remote still counts are sent as they are */
+    jx_set(remote, "status.uncountedTerminatedPods", tj_parse("{\"failed\":[\"u2\"]}"));
+    assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred));
+    assert_string_equal(jx_str(p, "status.uncountedTerminatedPods.failed[0]"), "u2");
     json_decref(p);
     json_decref(local);
     json_decref(remote);
