@@ -24,8 +24,8 @@ static int uncounted_in_full(json_t *diff, const json_t *remote_status)
 {
     json_t *u = json_object_get(remote_status, "uncountedTerminatedPods");
     json_t *sv = json_object_get(u, "succeeded"), *fv = json_object_get(u, "failed");
-    json_t *full = json_pack("{s:O,s:O}", "succeeded", sv ? sv : json_null(), "failed",
-                             fv ? fv : json_null());
+    json_t *full =
+        json_pack("{s:O,s:O}", "succeeded", sv ? sv : json_null(), "failed", fv ? fv : json_null());
     return full ? json_object_set_new(diff, "uncountedTerminatedPods", full) : -1;
 }
 

@@ -69,7 +69,8 @@ static void test_job_status_patch(void **state)
     remote = tj_parse("{\"spec\":{},\"status\":{\"succeeded\":1,\"uncountedTerminatedPods\":{},"
                       "\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\"}]}}");
     assert_non_null(p = rc_job_status_patch(&mk_kind_job, local, remote, 1, &deferred));
-    json_t *server = tj_parse("{\"active\":1,\"uncountedTerminatedPods\":{\"succeeded\":[\"u1\"]}}");
+    json_t *server =
+        tj_parse("{\"active\":1,\"uncountedTerminatedPods\":{\"succeeded\":[\"u1\"]}}");
     assert_int_equal(jp_merge_apply(server, json_object_get(p, "status")), 0);
     assert_int_equal(json_array_size(jx_get(server, "uncountedTerminatedPods.succeeded")), 0);
     assert_null(jx_get(server, "uncountedTerminatedPods.succeeded"));
