@@ -341,6 +341,10 @@ static int replace(struct kcache *c, json_t *items, int prepared)
     c->objs = fresh;
     fresh = NULL;
     pthread_rwlock_unlock(&c->lock);
+    /* A whole list: synced before its events are delivered, so a reader a
+     * handler wakes sees the cache it was woken for (else an event that
+     * only the initial list carries is lost to a "not synced yet"). */
+    kcache_set_synced(c, 1);
 
     /* Only this thread writes, so the maps can be compared unlocked. */
     json_array_foreach(items, i, obj)

@@ -80,6 +80,7 @@ int kcache_remove(struct kcache *c, json_t *obj);
  * allocation failure, MK_ERR_FULL when items has more than the cap (then
  * the content is unchanged). */
 int kcache_replace(struct kcache *c, json_t *items);
+/* (A successful replace marks the cache synced before its handlers run.) */
 /* The cache's transform applied to obj (reference taken; a new reference
  * returned, obj itself without a transform), for kcache_replace_prepared. */
 json_t *kcache_transform(struct kcache *c, json_t *obj);

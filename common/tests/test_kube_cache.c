@@ -284,6 +284,31 @@ static void test_synced_and_handler_limit(void **state)
     kcache_free(c);
 }
 
+/* A handler woken by the initial list already finds the cache synced (a
+ * reader it wakes must not take the list's only event for "not yet"). */
+static struct kcache *seen_cache;
+static int seen_synced;
+static void on_add_sees_synced(const char *key, json_t *o, void *ud)
+{
+    (void)key, (void)o, (void)ud;
+    seen_synced = kcache_synced(seen_cache);
+}
+
+static void test_replace_is_synced_before_events(void **state)
+{
+    (void)state;
+    struct kcache *c = kcache_new();
+    seen_cache = c;
+    seen_synced = -1;
+    struct kcache_handlers h = {on_add_sees_synced, NULL, NULL, NULL};
+    assert_int_equal(kcache_add_handlers(c, &h), 0);
+    json_t *items = json_pack("[o]", obj("ns", "a", "1"));
+    assert_int_equal(kcache_replace(c, items), 0);
+    json_decref(items);
+    assert_int_equal(seen_synced, 1);
+    kcache_free(c);
+}
+
 /* Readers run concurrently with the writer and always see whole objects. */
 struct reader_ctx {
     struct kcache *c;
@@ -380,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_resync),
         cmocka_unit_test(test_foreach_and_list),
         cmocka_unit_test(test_synced_and_handler_limit),
+        cmocka_unit_test(test_replace_is_synced_before_events),
         cmocka_unit_test(test_concurrent_readers),
     };
     return cmocka_run_group_tests_name("kube_cache", tests, NULL, NULL);
