@@ -864,6 +864,10 @@ int main(int argc, char **argv)
     static struct app app;
     /* few malloc arenas: many threads, little contention, much less slack */
     mallopt(M_ARENA_MAX, 2);
+    /* a fixed mmap threshold: large transient blocks (list pages, response
+     * bodies, the gate's arrays) go back to the system when freed, instead
+     * of raising glibc's sliding threshold and staying as heap holes */
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     struct app *a = &app;
     char err[1024];
     rc_config_defaults(&a->cfg);
