@@ -276,7 +276,11 @@ static int collect_full(struct collect *c, const char *key, json_t *packed, json
 static int collect_one(const char *key, json_t *packed, void *ud)
 {
     struct collect *c = ud;
+    char cq[254];
     if (rc_wl_deleting(packed))
+        return 0;
+    /* another queue's Workloads stay packed (the wrapper names the queue) */
+    if (rc_cq_of(c->x, packed, cq, sizeof(cq)) < 0 || strcmp(cq, c->cq) != 0)
         return 0;
     json_t *wl = rc_unwrap(packed);
     int rc = collect_full(c, key, packed, wl);

@@ -6,8 +6,12 @@
 #include <string.h>
 #include <zlib.h>
 
+#include <pthread.h>
+
 #include "kinds/kinds.h"
+#include "jsonx.h"
 #include "kube_cache.h"
+#include "strmap.h"
 
 #define RAW "_z"
 /* raw deflate, 8 KiB window (the dictionary fits it), small hash tables:
@@ -75,6 +79,32 @@ static char *inflated(const json_t *z, size_t *len)
     out[n] = '\0';
     *len = n;
     return out;
+}
+
+/* Queue names, shared by every wrapper naming them (a queue name costs a
+ * pair, not a string, per Workload); kept for the process's life, at most
+ * INTERN_MAX of them, past which each wrapper gets its own copy. */
+#define INTERN_MAX 4096
+static pthread_mutex_t intern_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct smap *interned;
+
+/* A new reference to the string s (shared when possible), NULL on oom. */
+static json_t *intern(const char *s)
+{
+    json_t *v = NULL;
+    pthread_mutex_lock(&intern_mu);
+    if (!interned)
+        interned = smap_new();
+    if (interned && (v = smap_get(interned, s)) != NULL) {
+        json_incref(v);
+    } else if (interned && smap_len(interned) < INTERN_MAX && (v = json_string(s)) != NULL) {
+        if (smap_put(interned, s, v, NULL) == 0)
+            json_incref(v); /* one for the table, one for the caller */
+    } else {
+        v = json_string(s);
+    }
+    pthread_mutex_unlock(&intern_mu);
+    return v;
 }
 
 /* Copies md[keys...] into small; for labels/annotations only the listed
@@ -166,6 +196,36 @@ json_t *rc_pack(json_t *obj, void *ud)
 {
     (void)ud;
     return pack(obj, 0);
+}
+
+#define HINT_QUEUE    "_q"
+#define HINT_ADMITTED "_a"
+
+json_t *rc_pack_workload(json_t *obj, void *ud)
+{
+    (void)ud;
+    const char *q = jx_str(obj, "spec.queueName");
+    const char *adm = jx_str(obj, "status.admission.clusterQueue");
+    json_t *hq = q ? intern(q) : NULL, *ha = adm ? intern(adm) : NULL;
+    json_t *out = (!q || hq) && (!adm || ha) ? pack(obj, 0) : (json_decref(obj), NULL);
+    if (out && ((hq && json_object_set(out, HINT_QUEUE, hq) != 0) ||
+                (ha && json_object_set(out, HINT_ADMITTED, ha) != 0))) {
+        json_decref(out);
+        out = NULL;
+    }
+    json_decref(hq);
+    json_decref(ha);
+    return out;
+}
+
+const char *rc_packed_queue(const json_t *w)
+{
+    return json_string_value(json_object_get(w, HINT_QUEUE));
+}
+
+const char *rc_packed_admission_cq(const json_t *w)
+{
+    return json_string_value(json_object_get(w, HINT_ADMITTED));
 }
 
 json_t *rc_pack_remote(json_t *obj, void *ud)

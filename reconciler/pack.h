@@ -32,6 +32,15 @@ json_t *rc_pack(json_t *obj, void *ud);
  * read without unwrapping. */
 json_t *rc_pack_remote(json_t *obj, void *ud);
 
+/* The same for manager Workloads: the wrapper also keeps spec.queueName
+ * and status.admission.clusterQueue (shared strings, members "_q" and
+ * "_a"), so the quota gate finds a Workload's ClusterQueue (rc_cq_of)
+ * without unwrapping it. */
+json_t *rc_pack_workload(json_t *obj, void *ud);
+/* Those two of a wrapper (borrowed), NULL when absent or not a wrapper. */
+const char *rc_packed_queue(const json_t *w);
+const char *rc_packed_admission_cq(const json_t *w);
+
 /* The full object (new reference) of a wrapper, or obj itself (incref'd)
  * when it is not one; NULL for NULL or undecodable text. */
 json_t *rc_unwrap(const json_t *obj);

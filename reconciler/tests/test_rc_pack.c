@@ -10,7 +10,9 @@
 
 #include "tests/support/test_json.h"
 
+#include "../ctx.h"
 #include "../pack.h"
+#include "kube_cache.h"
 #include "jsonx.h"
 #include "kinds/kinds.h"
 
@@ -196,6 +198,57 @@ static void test_pack_deflated(void **state)
     free(big);
 }
 
+/* A Workload's wrapper names its queue, so the gate and the event
+ * handlers find its ClusterQueue without unwrapping it: the same answer as
+ * from the full Workload, before and after admission. */
+static void test_pack_workload_queue(void **state)
+{
+    (void)state;
+    struct rc_ctx x;
+    memset(&x, 0, sizeof(x));
+    x.localqueues = kcache_new();
+    assert_non_null(x.localqueues);
+    assert_int_equal(
+        kcache_upsert(x.localqueues, tj_parse("{\"metadata\":{\"name\":\"lq\",\"namespace\":"
+                                              "\"ns\",\"resourceVersion\":\"1\"},\"spec\":{"
+                                              "\"clusterQueue\":\"cq-a\"}}")),
+        0);
+    json_t *wl = tj_parse("{\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\","
+                          "\"resourceVersion\":\"1\"},\"spec\":{\"queueName\":\"lq\"}}");
+    json_t *w2 = tj_parse("{\"metadata\":{\"name\":\"w2\",\"namespace\":\"ns\","
+                          "\"resourceVersion\":\"1\"},\"spec\":{\"queueName\":\"lq\"}}");
+    json_t *p = rc_pack_workload(json_incref(wl), NULL), *p2 = rc_pack_workload(w2, NULL);
+    char a[64], b[64];
+    assert_int_equal(rc_cq_of(&x, wl, a, sizeof(a)), 0);
+    assert_int_equal(rc_cq_of(&x, p, b, sizeof(b)), 0);
+    assert_string_equal(a, "cq-a");
+    assert_string_equal(b, "cq-a");
+    assert_string_equal(rc_packed_queue(p), "lq");
+    assert_null(rc_packed_admission_cq(p));
+    /* one string for every wrapper naming the queue */
+    assert_ptr_equal(json_object_get(p, "_q"), json_object_get(p2, "_q"));
+    json_t *full = rc_unwrap(p);
+    assert_true(json_equal(full, wl));
+    json_decref(full);
+    json_decref(p);
+    /* admitted: the admission's ClusterQueue wins, as rc_cq_of reads it */
+    assert_int_equal(jx_set(wl, "status.admission.clusterQueue", json_string("cq-b")), 0);
+    p = rc_pack_workload(json_incref(wl), NULL);
+    assert_int_equal(rc_cq_of(&x, p, b, sizeof(b)), 0);
+    assert_string_equal(b, "cq-b");
+    json_decref(p);
+    /* no queue: none either way; a plain job's wrapper has no hints */
+    json_object_del(json_object_get(wl, "status"), "admission");
+    json_object_del(json_object_get(wl, "spec"), "queueName");
+    p = rc_pack_workload(json_incref(wl), NULL);
+    assert_int_equal(rc_cq_of(&x, p, b, sizeof(b)), -1);
+    assert_null(rc_packed_queue(p));
+    json_decref(p);
+    json_decref(p2);
+    json_decref(wl);
+    kcache_free(x.localqueues);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_pack_remote),
         cmocka_unit_test(test_pack_keeps_everything_else),
         cmocka_unit_test(test_pack_deflated),
+        cmocka_unit_test(test_pack_workload_queue),
     };
     return cmocka_run_group_tests_name("rc_pack", tests, NULL, NULL);
 }
