@@ -133,8 +133,8 @@ YAML
 
 # manager CONTEXT SECRET-NS: the MultiKueue chain (e2e/manifests/manager.yaml,
 # then workers-manifest.sh: W workers, their kubeconfig Secrets in
-# SECRET-NS), the bench
-# namespaces, and bench-idle's ClusterQueue without quota (its jobs stay tracked).
+# SECRET-NS), the bench namespaces, and bench-idle's ClusterQueue without
+# quota (its jobs stay tracked).
 manager() {
     local c=$1 i
     k "$c" apply -f "$ROOT/e2e/manifests/manager.yaml" >/dev/null
