@@ -4,7 +4,7 @@
 VERSION   ?= 0.1.0
 CC        ?= cc
 BUILD     ?= build
-PKGS      := jansson libcurl yaml-0.1 openssl libmicrohttpd
+PKGS      := jansson libcurl yaml-0.1 openssl libmicrohttpd zlib
 CSTD      := -std=c11 -D_GNU_SOURCE
 WARN      := -Wall -Wextra -Werror
 CFLAGS    ?= -O2 -g
@@ -16,7 +16,7 @@ TEST_LIBS  = -lcmocka
 # Debian packages the build, tests and demo need (checked by `make deps`).
 # "pkg:cmd" is skipped when cmd is already on PATH (e.g. Node's own npm).
 DEB_PKGS  := build-essential pkg-config libmicrohttpd-dev libssl-dev libjansson-dev \
-             libcurl4-openssl-dev libyaml-dev libcmocka-dev clang clang-format cppcheck \
+             libcurl4-openssl-dev libyaml-dev zlib1g-dev libcmocka-dev clang clang-format cppcheck \
              openssl curl jq bats python3
 
 COMMON_SRC  := $(sort $(wildcard common/*.c common/kinds/*.c))

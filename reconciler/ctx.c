@@ -1,4 +1,5 @@
 #include "ctx.h"
+#include "pack.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -97,8 +98,12 @@ int rc_mk_check_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen)
 int rc_cq_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen)
 {
     const char *ns = jx_str(wl, "metadata.namespace");
-    const char *q = jx_str(wl, "spec.queueName");
-    const char *adm = jx_str(wl, "status.admission.clusterQueue");
+    /* a full Workload, or the cache's wrapper of one (pack.h) */
+    const char *q =
+        jx_str(wl, "spec.queueName") ? jx_str(wl, "spec.queueName") : rc_packed_queue(wl);
+    const char *adm = jx_str(wl, "status.admission.clusterQueue")
+                          ? jx_str(wl, "status.admission.clusterQueue")
+                          : rc_packed_admission_cq(wl);
     if (adm) {
         snprintf(out, outlen, "%s", adm);
         return 0;

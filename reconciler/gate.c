@@ -176,10 +176,11 @@ static void assume(struct rc_ctx *x, const char *key, const json_t *written)
 struct entry {
     json_t *packed;
     char *key, *created;
-    char *current; /* "status|reason|message" of QuotaReserved now */
-    char *invalid; /* why the requests cannot be counted, or NULL */
-    char *queue;   /* spec.queueName, for the LocalQueue's status */
-    int admitted;  /* Admitted=True, for the queues' status */
+    char *current;      /* "status|reason|message" of QuotaReserved now */
+    char *invalid;      /* why the requests cannot be counted, or NULL */
+    char *queue;        /* spec.queueName, for the LocalQueue's status */
+    int admitted;       /* Admitted=True, for the queues' status */
+    struct rc_req *req; /* its requests (the item borrows them) */
 };
 
 struct collect {
@@ -187,7 +188,7 @@ struct collect {
     const char *cq;
     const char *check; /* the queue's MultiKueue check */
     struct entry *v;
-    struct rc_gate_item *items; /* beside v: what rc_gate_plan reads, ~4 KB each */
+    struct rc_gate_item *items; /* beside v: what rc_gate_plan reads */
     size_t n, alloc;
     int oom;
 };
@@ -253,27 +254,33 @@ static int collect_full(struct collect *c, const char *key, json_t *packed, json
     it->created = e->created;
     it->priority = jx_int(wl, "spec.priority", 0);
     it->reserved = reserved_now(c->x, key, wl);
-    if (rc_workload_requests(wl, &it->req, err, sizeof(err)) < 0) {
+    struct rc_res req;
+    if (rc_workload_requests(wl, &req, err, sizeof(err)) < 0) {
         LOG_W(LG, "workload requests unreadable", "workload", key, "error", err);
         it->reserved = 0;
-        memset(&it->req, 0, sizeof(it->req));
         /* an error on the Workload (InvalidRequests), never a wrapped number */
         e->invalid = strdup(err);
         it->invalid = e->invalid;
-        if (!e->invalid) {
-            c->n++; /* freed with the others */
-            c->oom = 1;
-            return 1;
-        }
+    } else {
+        e->req = rc_req_of(&req);
+        it->req = e->req;
     }
-    c->n++;
+    c->n++; /* freed with the others, also when out of memory */
+    if (!e->invalid && !e->req) {
+        c->oom = 1;
+        return 1;
+    }
     return 0;
 }
 
 static int collect_one(const char *key, json_t *packed, void *ud)
 {
     struct collect *c = ud;
+    char cq[254];
     if (rc_wl_deleting(packed))
+        return 0;
+    /* another queue's Workloads stay packed (the wrapper names the queue) */
+    if (rc_cq_of(c->x, packed, cq, sizeof(cq)) < 0 || strcmp(cq, c->cq) != 0)
         return 0;
     json_t *wl = rc_unwrap(packed);
     int rc = collect_full(c, key, packed, wl);
@@ -376,7 +383,7 @@ static int queue_status(struct rc_ctx *x, const char *cq, const json_t *cqo,
         size_t len = slash ? (size_t)(slash - v[i].key) : 0;
         snprintf(ns[i], sizeof(ns[i]), "%.*s", (int)(len < sizeof(ns[i]) ? len : 0), v[i].key);
         qs[i] =
-            (struct rc_qs_item){ns[i], v[i].queue, items[i].reserved, v[i].admitted, &items[i].req};
+            (struct rc_qs_item){ns[i], v[i].queue, items[i].reserved, v[i].admitted, items[i].req};
     }
     json_t *usage = rc_queue_usage(cqo, nominal, qs, n, NULL, NULL);
     json_t *patch = usage ? rc_queue_status_patch(cqo, usage, RC_CQ_ACTIVE_MSG, &oom) : NULL;
@@ -457,7 +464,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
             LOG_I(LG, "quota reserved", "workload", it->key, "clusterQueue", cq);
             json_decref(out);
             rc_enqueue(x, 'w', it->key);
-        } else if (it->decision == RC_GATE_WAIT) {
+        } else if (it->decision == RC_GATE_WAIT && it->message) {
             char want[700];
             snprintf(want, sizeof(want), "False|%s|%s", it->reason, it->message);
             if (strcmp(want, c.v[i].current) == 0)
@@ -483,7 +490,9 @@ out:
         free(c.v[i].current);
         free(c.v[i].invalid);
         free(c.v[i].queue);
+        free(c.v[i].req);
     }
+    rc_gate_release(c.items, c.n);
     free(c.v);
     free(c.items);
     json_decref(flavors);

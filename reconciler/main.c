@@ -98,13 +98,11 @@ static void gate_poke(struct app *a, const json_t *packed)
     char cq[254];
     if (a->cfg.mode != RC_MODE_STANDALONE)
         return;
-    json_t *wl = rc_unwrap(packed);
     /* a batch window: twice the last pass, so a big queue's passes (which
-     * read every Workload) take at most a third of a core */
+     * read every Workload of the queue) take at most a third of a core */
     long last = __atomic_load_n(&a->x.gate_last_ms, __ATOMIC_RELAXED);
-    if (wl && rc_cq_of(&a->x, wl, cq, sizeof(cq)) == 0)
+    if (rc_cq_of(&a->x, packed, cq, sizeof(cq)) == 0) /* the wrapper names the queue */
         rc_enqueue_after(&a->x, 'q', cq, last * 2 > 20 ? last * 2 : 20);
-    json_decref(wl);
 }
 
 static void wl_add(const char *key, json_t *obj, void *ud)
@@ -559,7 +557,9 @@ static int add_informer(struct app *a, struct kc_resource res, const char *ns,
     if (!*cache || (h && kcache_add_handlers(*cache, h) < 0))
         return -1;
     /* the bulk of the memory: every manager job and Workload, kept compact */
-    if (h && (h->on_add == wl_add || h->on_add == job_add))
+    if (h && h->on_add == wl_add)
+        kcache_set_transform(*cache, rc_pack_workload, NULL);
+    else if (h && h->on_add == job_add)
         kcache_set_transform(*cache, rc_pack, NULL);
     struct informed *in = &a->inf[a->ninf++];
     in->res = res;
@@ -864,6 +864,10 @@ int main(int argc, char **argv)
     static struct app app;
     /* few malloc arenas: many threads, little contention, much less slack */
     mallopt(M_ARENA_MAX, 2);
+    /* a fixed mmap threshold: large transient blocks (list pages, response
+     * bodies, the gate's arrays) go back to the system when freed, instead
+     * of raising glibc's sliding threshold and staying as heap holes */
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     struct app *a = &app;
     char err[1024];
     rc_config_defaults(&a->cfg);

@@ -77,7 +77,7 @@ json_t *rc_queue_usage(const json_t *cqo, const struct rc_res *nominal,
         reserving++;
         adm += it->admitted != 0;
         for (int i = 0; i < nominal->n && it->req; i++) {
-            int64_t v = rc_res_get(it->req, nominal->name[i], NULL);
+            int64_t v = rc_req_get(it->req, nominal->name[i]);
             /* the gate kept every sum within int64; a status never wraps */
             if (__builtin_add_overflow(reserved[i], v, &reserved[i]))
                 reserved[i] = INT64_MAX;

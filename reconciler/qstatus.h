@@ -30,7 +30,7 @@ struct rc_qs_item {
     const char *queue;        /* its LocalQueue (spec.queueName) */
     int reserved;             /* holds quota (QuotaReserved), or was just given it */
     int admitted;             /* Admitted=True */
-    const struct rc_res *req; /* its requests (borrowed) */
+    const struct rc_req *req; /* its requests (borrowed; NULL: none) */
 };
 
 /* The counted part of a queue's status (new reference, NULL on oom):

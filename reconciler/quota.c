@@ -2,6 +2,7 @@
 #include "errf.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +345,56 @@ int rc_cq_quota(const json_t *cq, const json_t *only, struct rc_res *out, char *
     return 0;
 }
 
+struct rc_req *rc_req_of(const struct rc_res *r)
+{
+    size_t names = 0;
+    for (int i = 0; i < r->n; i++)
+        names += strlen(r->name[i]) + 1;
+    size_t head = sizeof(struct rc_req) + (size_t)r->n * sizeof(struct rc_qty);
+    struct rc_req *out = malloc(head + names);
+    if (!out)
+        return NULL;
+    char *p = (char *)out + head;
+    out->n = r->n;
+    for (int i = 0; i < r->n; i++) {
+        size_t len = strlen(r->name[i]) + 1;
+        memcpy(p, r->name[i], len);
+        out->q[i] = (struct rc_qty){p, r->milli[i]};
+        p += len;
+    }
+    return out;
+}
+
+int64_t rc_req_get(const struct rc_req *r, const char *name)
+{
+    for (int i = 0; r && i < r->n; i++)
+        if (strcmp(r->q[i].name, name) == 0)
+            return r->q[i].milli;
+    return 0;
+}
+
+/* Sets a waiting item's reason and message (formatted). */
+__attribute__((format(printf, 3, 4))) static void wait_for(struct rc_gate_item *it,
+                                                           const char *reason, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    it->reason = reason;
+    free(it->message);
+    it->message = strdup(msg);
+}
+
+void rc_gate_release(struct rc_gate_item *items, size_t n)
+{
+    for (size_t i = 0; items && i < n; i++) {
+        free(items[i].message);
+        items[i].message = NULL;
+    }
+}
+
 static int by_order(const void *a, const void *b, void *base)
 {
     const struct rc_gate_item *x = (const struct rc_gate_item *)base + *(const size_t *)a;
@@ -366,11 +417,14 @@ void rc_gate_plan(const char *cq, const struct rc_res *nominal, int strict,
     size_t npend = 0;
     for (size_t i = 0; i < n; i++) {
         items[i].decision = RC_GATE_HOLDS;
-        items[i].reason[0] = items[i].message[0] = '\0';
+        items[i].reason = "";
+        free(items[i].message);
+        items[i].message = NULL;
+        const struct rc_req *req = items[i].req;
         if (items[i].reserved) {
-            for (int r = 0; r < items[i].req.n; r++) {
-                int64_t *s = rc_res_slot(&used, items[i].req.name[r]);
-                if (s && __builtin_add_overflow(*s, items[i].req.milli[r], s))
+            for (int r = 0; req && r < req->n; r++) {
+                int64_t *s = rc_res_slot(&used, req->q[r].name);
+                if (s && __builtin_add_overflow(*s, req->q[r].milli, s))
                     *s = INT64_MAX; /* held already: saturate, nothing else fits */
             }
         } else if (order) {
@@ -387,50 +441,48 @@ void rc_gate_plan(const char *cq, const struct rc_res *nominal, int strict,
     const char *blocker = NULL;
     for (size_t k = 0; k < npend; k++) {
         struct rc_gate_item *it = &items[order[k]];
+        const struct rc_req *req = it->req;
         it->decision = RC_GATE_WAIT;
         if (blocker) {
-            snprintf(it->reason, sizeof(it->reason), "WaitingForQuota");
-            snprintf(it->message, sizeof(it->message),
+            wait_for(it, "WaitingForQuota",
                      "Waiting for quota: ClusterQueue %s is StrictFIFO and %s is ahead", cq,
                      blocker);
             continue;
         }
         if (it->invalid) {
-            snprintf(it->reason, sizeof(it->reason), "InvalidRequests");
-            snprintf(it->message, sizeof(it->message),
+            wait_for(it, "InvalidRequests",
                      "ClusterQueue %s cannot count the workload's requests: %.400s", cq,
                      it->invalid);
             continue; /* never fits, never blocks */
         }
         int fits = 1;
-        for (int r = 0; r < it->req.n && fits; r++) {
-            if (it->req.milli[r] == 0)
+        for (int r = 0; req && r < req->n && fits; r++) {
+            const char *name = req->q[r].name;
+            int64_t want = req->q[r].milli;
+            if (want == 0)
                 continue;
             int covered;
-            int64_t nom = rc_res_get(nominal, it->req.name[r], &covered);
-            int64_t in_use = rc_res_get(&used, it->req.name[r], NULL), sum;
+            int64_t nom = rc_res_get(nominal, name, &covered);
+            int64_t in_use = rc_res_get(&used, name, NULL), sum;
             char a[32], b[32], c[32];
             qty_format(in_use, a, sizeof(a));
             qty_format(nom, b, sizeof(b));
-            qty_format(it->req.milli[r], c, sizeof(c));
+            qty_format(want, c, sizeof(c));
             if (!covered) {
-                snprintf(it->reason, sizeof(it->reason), "NoMatchingFlavor");
-                snprintf(it->message, sizeof(it->message),
-                         "ClusterQueue %s does not cover resource %s", cq, it->req.name[r]);
+                wait_for(it, "NoMatchingFlavor", "ClusterQueue %s does not cover resource %s", cq,
+                         name);
                 fits = 0;
-            } else if (it->req.milli[r] > nom) {
-                snprintf(it->reason, sizeof(it->reason), "ExceedsMaxQuota");
-                snprintf(it->message, sizeof(it->message),
+            } else if (want > nom) {
+                wait_for(it, "ExceedsMaxQuota",
                          "ClusterQueue %s: the workload requests %s %s, more than the nominal "
                          "quota of %s",
-                         cq, c, it->req.name[r], b);
+                         cq, c, name, b);
                 fits = 0;
-            } else if (__builtin_add_overflow(in_use, it->req.milli[r], &sum) || sum > nom) {
-                snprintf(it->reason, sizeof(it->reason), "WaitingForQuota");
-                snprintf(it->message, sizeof(it->message),
+            } else if (__builtin_add_overflow(in_use, want, &sum) || sum > nom) {
+                wait_for(it, "WaitingForQuota",
                          "Waiting for quota: ClusterQueue %s: %s of %s %s in use, the workload "
                          "requests %s",
-                         cq, a, b, it->req.name[r], c);
+                         cq, a, b, name, c);
                 fits = 0;
             }
         }
@@ -441,10 +493,10 @@ void rc_gate_plan(const char *cq, const struct rc_res *nominal, int strict,
             continue;
         }
         it->decision = RC_GATE_RESERVE;
-        for (int r = 0; r < it->req.n; r++) {
-            int64_t *s = rc_res_slot(&used, it->req.name[r]);
+        for (int r = 0; req && r < req->n; r++) {
+            int64_t *s = rc_res_slot(&used, req->q[r].name);
             if (s)
-                *s += it->req.milli[r]; /* fits: in_use + req <= nominal, checked above */
+                *s += req->q[r].milli; /* fits: in_use + req <= nominal, checked above */
         }
     }
     free(order);

@@ -49,25 +49,44 @@ json_t *rc_check_flavors(const json_t *cq, const char *check);
  * assigned in it; without, only the checks on every flavor of the queue. */
 json_t *rc_checks_for_workload(const json_t *cq, const json_t *admission);
 
+/* A Workload's requests as the gate keeps them, one per Workload of a
+ * queue: a few resources, so not a struct rc_res (4 KB). One allocation
+ * with the names inside: free() it. */
+struct rc_req {
+    int n;
+    struct rc_qty {
+        const char *name;
+        int64_t milli;
+    } q[];
+};
+/* The compact copy of r (NULL on oom). */
+struct rc_req *rc_req_of(const struct rc_res *r);
+/* Value or 0 when absent (r may be NULL). */
+int64_t rc_req_get(const struct rc_req *r, const char *name);
+
 enum rc_gate_decision { RC_GATE_HOLDS = 0, RC_GATE_RESERVE, RC_GATE_WAIT };
 
+/* About 80 bytes: a big queue has one per Workload in each pass. */
 struct rc_gate_item {
     /* in */
     const char *key; /* "ns/name" */
     long long priority;
-    const char *created; /* creationTimestamp */
-    struct rc_res req;
-    int reserved;        /* holds quota already */
-    const char *invalid; /* requests unreadable or overflowing (why; borrowed): never fits */
+    const char *created;      /* creationTimestamp */
+    const struct rc_req *req; /* borrowed; NULL: requests nothing */
+    int reserved;             /* holds quota already */
+    const char *invalid;      /* requests unreadable or overflowing (why; borrowed): never fits */
     /* out */
     enum rc_gate_decision decision;
-    char reason[32];   /* RC_GATE_WAIT: WaitingForQuota, ExceedsMaxQuota, NoMatchingFlavor,
-                        * InvalidRequests */
-    char message[512]; /* RC_GATE_WAIT: why, for the QuotaReserved=False condition */
+    const char *reason; /* RC_GATE_WAIT (static): WaitingForQuota, ExceedsMaxQuota,
+                         * NoMatchingFlavor, InvalidRequests */
+    char *message;      /* RC_GATE_WAIT: why, for the QuotaReserved=False condition; owned
+                         * by the item (rc_gate_release), NULL when out of memory */
 };
 
 /* Decides every pending item of one ClusterQueue. */
 void rc_gate_plan(const char *cq_name, const struct rc_res *nominal, int strict_fifo,
                   struct rc_gate_item *items, size_t n);
+/* Frees the messages rc_gate_plan wrote into items. */
+void rc_gate_release(struct rc_gate_item *items, size_t n);
 
 #endif

@@ -131,28 +131,15 @@ YAML
     done
 }
 
-# manager CONTEXT SECRET-NS: the MultiKueue chain (e2e/manifests/manager.yaml
-# for W workers), the worker kubeconfig Secrets in SECRET-NS, the bench
-# namespaces, and bench-idle's ClusterQueue without quota (its jobs stay tracked).
+# manager CONTEXT SECRET-NS: the MultiKueue chain (e2e/manifests/manager.yaml,
+# then workers-manifest.sh: W workers, their kubeconfig Secrets in
+# SECRET-NS), the bench namespaces, and bench-idle's ClusterQueue without
+# quota (its jobs stay tracked).
 manager() {
     local c=$1 i
     k "$c" apply -f "$ROOT/e2e/manifests/manager.yaml" >/dev/null
     k "$c" create ns "$2" >/dev/null 2>&1 || true
-    for i in $(seq "$W"); do
-        k "$c" -n "$2" create secret generic "worker-$i-kubeconfig" \
-            --from-file=kubeconfig="$MKUEUE_E2E_DIR/kubeconfig/worker-$i.yaml" --dry-run=client -o yaml |
-            k "$c" apply -f - >/dev/null
-        k "$c" apply -f - >/dev/null <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: MultiKueueCluster
-metadata: {name: worker-$i}
-spec:
-  clusterSource:
-    kubeConfig: {locationType: Secret, location: worker-$i-kubeconfig}
-YAML
-    done
-    k "$c" patch multikueueconfig multikueue-config --type=merge \
-        -p "{\"spec\":{\"clusters\":[$(printf '"%s",' "${WORKERS[@]}" | sed 's/,$//')]}}" >/dev/null
+    "$ROOT/e2e/scripts/workers-manifest.sh" "$W" "$2" | k "$c" apply -f - >/dev/null
     # a kept bed's earlier run: its controllers are gone, their finalizers stay
     for ns in "${NSS[@]}"; do
         k "$c" delete ns "$ns" --ignore-not-found --wait=false >/dev/null

@@ -4,11 +4,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "tests/support/test_json.h"
 
+#include "../ctx.h"
 #include "../pack.h"
+#include "kube_cache.h"
 #include "jsonx.h"
 #include "kinds/kinds.h"
 
@@ -94,11 +98,165 @@ static void test_pack_remote(void **state)
     json_decref(wl);
 }
 
+/* A cached object keeps every field but the two dropped on purpose
+ * (managedFields, kubectl's last-applied-configuration): a field dropped
+ * by mistake, which some reader needs, fails here. */
+static void test_pack_keeps_everything_else(void **state)
+{
+    (void)state;
+    json_t *wl = tj_parse(
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":{"
+        "\"name\":\"job-a-1\",\"namespace\":\"ns\",\"uid\":\"u\",\"resourceVersion\":\"9\","
+        "\"generation\":1,\"finalizers\":[\"kueue.x-k8s.io/resource-in-use\"],"
+        "\"labels\":{\"kueue.x-k8s.io/job-uid\":\"j\"},\"annotations\":{\"a\":\"\u00e9\","
+        "\"kubectl.kubernetes.io/last-applied-configuration\":\"{}\"},"
+        "\"managedFields\":[{\"manager\":\"m\"}],\"ownerReferences\":[{\"kind\":\"Job\","
+        "\"name\":\"a\",\"uid\":\"j\",\"controller\":true}]},\"spec\":{\"active\":true,"
+        "\"queueName\":\"q\",\"priority\":-3,\"podSets\":[{\"name\":\"main\",\"count\":2,"
+        "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":"
+        "{\"requests\":{\"cpu\":\"1500m\"}}}]}}}]},\"status\":{\"conditions\":[{\"type\":"
+        "\"QuotaReserved\",\"status\":\"True\",\"reason\":\"QuotaReserved\",\"message\":\"m\","
+        "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}],\"admission\":{\"clusterQueue\":"
+        "\"cq\"},\"x\":[null,true,false,1.5,0]}}");
+    json_t *want = json_deep_copy(wl);
+    json_object_del(json_object_get(want, "metadata"), "managedFields");
+    json_object_del(jx_get(want, "metadata.annotations"),
+                    "kubectl.kubernetes.io/last-applied-configuration");
+    for (int remote = 0; remote < 2; remote++) {
+        json_t *packed =
+            remote ? rc_pack_remote(json_incref(wl), NULL) : rc_pack(json_incref(wl), NULL);
+        json_t *full = rc_unwrap(packed);
+        assert_non_null(full);
+        assert_true(json_equal(full, want));
+        json_decref(full);
+        json_decref(packed);
+    }
+    json_decref(want);
+    json_decref(wl);
+}
+
+/* The text is kept deflated: smaller than the text, any size, and a
+ * damaged entry unwraps to NULL, never to garbage. */
+static void test_pack_deflated(void **state)
+{
+    (void)state;
+    json_t *obj = tj_parse("{\"metadata\":{\"name\":\"n\",\"namespace\":\"ns\"},\"spec\":{}}");
+    /* larger than the window, not repetitive */
+    char *big = malloc(200001);
+    assert_non_null(big);
+    unsigned x = 12345;
+    for (int i = 0; i < 200000; i++) {
+        x = x * 1103515245u + 12345u;
+        big[i] = (char)('a' + (x >> 16) % 26);
+    }
+    big[200000] = '\0';
+    json_object_set_new(json_object_get(obj, "spec"), "big", json_string(big));
+    json_object_set_new(json_object_get(obj, "spec"), "rep", json_string("terminationMessagePath"));
+    json_t *packed = rc_pack(json_incref(obj), NULL);
+    assert_non_null(packed);
+    json_t *full = rc_unwrap(packed);
+    assert_true(json_equal(full, obj));
+    json_decref(full);
+    /* a typical Job: its deflated text is a fraction of the text */
+    json_t *job = tj_parse(
+        "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","
+        "\"namespace\":\"ns\",\"resourceVersion\":\"1\"},\"spec\":{\"backoffLimit\":6,"
+        "\"completionMode\":\"NonIndexed\",\"completions\":1,\"parallelism\":1,\"suspend\":true,"
+        "\"template\":{\"spec\":{\"containers\":[{\"name\":\"main\",\"image\":\"busybox\","
+        "\"imagePullPolicy\":\"Always\",\"terminationMessagePath\":\"/dev/termination-log\","
+        "\"terminationMessagePolicy\":\"File\"}],\"dnsPolicy\":\"ClusterFirst\","
+        "\"restartPolicy\":\"Never\",\"schedulerName\":\"default-scheduler\",\"securityContext\":{}"
+        ","
+        "\"terminationGracePeriodSeconds\":30}}}}");
+    json_t *pj = rc_pack(json_incref(job), NULL);
+    char *text = json_dumps(job, JSON_COMPACT);
+    json_t *z = json_object_get(pj, "_z");
+    assert_true(json_is_string(z));
+    assert_true(json_string_length(z) * 3 < strlen(text));
+    free(text);
+    json_decref(pj);
+    json_decref(job);
+    /* damaged: cut short, or a wrong length */
+    json_t *blob = json_object_get(packed, "_z");
+    const char *b = json_string_value(blob);
+    size_t blen = json_string_length(blob);
+    json_t *cut = json_deep_copy(packed);
+    json_object_set_new(cut, "_z", json_stringn_nocheck(b, blen / 2));
+    assert_null(rc_unwrap(cut));
+    char *lied = malloc(blen);
+    assert_non_null(lied);
+    memcpy(lied, b, blen);
+    lied[0] = (char)(lied[0] + 1);
+    json_object_set_new(cut, "_z", json_stringn_nocheck(lied, blen));
+    assert_null(rc_unwrap(cut));
+    json_object_set_new(cut, "_z", json_stringn_nocheck("ab", 2));
+    assert_null(rc_unwrap(cut));
+    free(lied);
+    json_decref(cut);
+    json_decref(packed);
+    json_decref(obj);
+    free(big);
+}
+
+/* A Workload's wrapper names its queue, so the gate and the event
+ * handlers find its ClusterQueue without unwrapping it: the same answer as
+ * from the full Workload, before and after admission. */
+static void test_pack_workload_queue(void **state)
+{
+    (void)state;
+    struct rc_ctx x;
+    memset(&x, 0, sizeof(x));
+    x.localqueues = kcache_new();
+    assert_non_null(x.localqueues);
+    assert_int_equal(
+        kcache_upsert(x.localqueues, tj_parse("{\"metadata\":{\"name\":\"lq\",\"namespace\":"
+                                              "\"ns\",\"resourceVersion\":\"1\"},\"spec\":{"
+                                              "\"clusterQueue\":\"cq-a\"}}")),
+        0);
+    json_t *wl = tj_parse("{\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\","
+                          "\"resourceVersion\":\"1\"},\"spec\":{\"queueName\":\"lq\"}}");
+    json_t *w2 = tj_parse("{\"metadata\":{\"name\":\"w2\",\"namespace\":\"ns\","
+                          "\"resourceVersion\":\"1\"},\"spec\":{\"queueName\":\"lq\"}}");
+    json_t *p = rc_pack_workload(json_incref(wl), NULL), *p2 = rc_pack_workload(w2, NULL);
+    char a[64], b[64];
+    assert_int_equal(rc_cq_of(&x, wl, a, sizeof(a)), 0);
+    assert_int_equal(rc_cq_of(&x, p, b, sizeof(b)), 0);
+    assert_string_equal(a, "cq-a");
+    assert_string_equal(b, "cq-a");
+    assert_string_equal(rc_packed_queue(p), "lq");
+    assert_null(rc_packed_admission_cq(p));
+    /* one string for every wrapper naming the queue */
+    assert_ptr_equal(json_object_get(p, "_q"), json_object_get(p2, "_q"));
+    json_t *full = rc_unwrap(p);
+    assert_true(json_equal(full, wl));
+    json_decref(full);
+    json_decref(p);
+    /* admitted: the admission's ClusterQueue wins, as rc_cq_of reads it */
+    assert_int_equal(jx_set(wl, "status.admission.clusterQueue", json_string("cq-b")), 0);
+    p = rc_pack_workload(json_incref(wl), NULL);
+    assert_int_equal(rc_cq_of(&x, p, b, sizeof(b)), 0);
+    assert_string_equal(b, "cq-b");
+    json_decref(p);
+    /* no queue: none either way; a plain job's wrapper has no hints */
+    json_object_del(json_object_get(wl, "status"), "admission");
+    json_object_del(json_object_get(wl, "spec"), "queueName");
+    p = rc_pack_workload(json_incref(wl), NULL);
+    assert_int_equal(rc_cq_of(&x, p, b, sizeof(b)), -1);
+    assert_null(rc_packed_queue(p));
+    json_decref(p);
+    json_decref(p2);
+    json_decref(wl);
+    kcache_free(x.localqueues);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pack_round_trip),
         cmocka_unit_test(test_pack_remote),
+        cmocka_unit_test(test_pack_keeps_everything_else),
+        cmocka_unit_test(test_pack_deflated),
+        cmocka_unit_test(test_pack_workload_queue),
     };
     return cmocka_run_group_tests_name("rc_pack", tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include <string.h>
@@ -24,13 +25,16 @@ static json_t *cq(void)
     return q;
 }
 
-static struct rc_res req(int64_t cpu_milli, int64_t mem)
+/* the gate's compact requests (free() them) */
+static struct rc_req *req(int64_t cpu_milli, int64_t mem)
 {
     struct rc_res r;
     memset(&r, 0, sizeof(r));
     *rc_res_slot(&r, "cpu") = cpu_milli;
     *rc_res_slot(&r, "memory") = mem * 1000;
-    return r;
+    struct rc_req *out = rc_req_of(&r);
+    assert_non_null(out);
+    return out;
 }
 
 static void test_counts_and_flavors(void **state)
@@ -40,12 +44,12 @@ static void test_counts_and_flavors(void **state)
     struct rc_res nominal;
     char err[128];
     assert_int_equal(rc_cq_quota(q, NULL, &nominal, err, sizeof(err)), 0);
-    struct rc_res r1 = req(1500, 1024), r2 = req(2000, 0), r3 = req(500, 0);
+    struct rc_req *r1 = req(1500, 1024), *r2 = req(2000, 0), *r3 = req(500, 0);
     struct rc_qs_item items[] = {
-        {"ns1", "lq", 1, 1, &r1}, /* admitted */
-        {"ns1", "lq", 1, 0, &r2}, /* reserving, checks not ready */
-        {"ns2", "lq", 0, 0, &r3}, /* pending */
-        {"ns1", "lq", 0, 0, &r3}, /* pending */
+        {"ns1", "lq", 1, 1, r1}, /* admitted */
+        {"ns1", "lq", 1, 0, r2}, /* reserving, checks not ready */
+        {"ns2", "lq", 0, 0, r3}, /* pending */
+        {"ns1", "lq", 0, 0, r3}, /* pending */
     };
     json_t *u = rc_queue_usage(q, &nominal, items, 4, NULL, NULL);
     assert_non_null(u);
@@ -71,6 +75,9 @@ static void test_counts_and_flavors(void **state)
     assert_null(jx_get(u, "flavorsReservation.0.resources.0.borrowed"));
     json_decref(u);
     json_decref(q);
+    free(r1);
+    free(r2);
+    free(r3);
 }
 
 static void test_written_only_when_changed(void **state)
@@ -98,8 +105,8 @@ static void test_written_only_when_changed(void **state)
     assert_int_equal(oom, 0);
     json_decref(u);
     /* one more pending Workload: a patch with the new count */
-    struct rc_res r = req(100, 0);
-    struct rc_qs_item one = {"ns", "lq", 0, 0, &r};
+    struct rc_req *r = req(100, 0);
+    struct rc_qs_item one = {"ns", "lq", 0, 0, r};
     u = rc_queue_usage(q, &nominal, &one, 1, NULL, NULL);
     p = rc_queue_status_patch(q, u, RC_CQ_ACTIVE_MSG, &oom);
     assert_non_null(p);
@@ -108,6 +115,7 @@ static void test_written_only_when_changed(void **state)
     json_decref(p);
     json_decref(u);
     json_decref(q);
+    free(r);
 }
 
 int main(void)

@@ -83,6 +83,28 @@ static void test_cq_quota_sums_flavors(void **state)
     json_decref(cq);
 }
 
+/* The compact requests of the items below: one resource each. */
+static struct rc_req *reqs[16];
+static int nreqs;
+
+static const struct rc_req *one_req(const char *name, long long milli)
+{
+    struct rc_res r = {0};
+    *rc_res_slot(&r, name) = milli;
+    assert_true(nreqs < 16);
+    reqs[nreqs] = rc_req_of(&r);
+    assert_non_null(reqs[nreqs]);
+    return reqs[nreqs++];
+}
+
+static int free_reqs(void **state)
+{
+    (void)state;
+    while (nreqs > 0)
+        free(reqs[--nreqs]);
+    return 0;
+}
+
 static void item(struct rc_gate_item *it, const char *key, long long prio, const char *created,
                  long long gpu_milli, int reserved)
 {
@@ -91,7 +113,7 @@ static void item(struct rc_gate_item *it, const char *key, long long prio, const
     it->priority = prio;
     it->created = created;
     it->reserved = reserved;
-    *rc_res_slot(&it->req, "nvidia.com/gpu") = gpu_milli;
+    it->req = one_req("nvidia.com/gpu", gpu_milli);
 }
 
 static void test_gate_order_and_messages(void **state)
@@ -117,6 +139,7 @@ static void test_gate_order_and_messages(void **state)
     assert_int_equal(it[4].decision, RC_GATE_WAIT);
     assert_string_equal(it[4].reason, "ExceedsMaxQuota");
     assert_non_null(strstr(it[4].message, "more than the nominal quota of 8"));
+    rc_gate_release(it, 5);
 }
 
 static void test_gate_best_effort_vs_strict(void **state)
@@ -132,6 +155,7 @@ static void test_gate_best_effort_vs_strict(void **state)
     assert_int_equal(it[0].decision, RC_GATE_RESERVE);
     assert_int_equal(it[1].decision, RC_GATE_WAIT);
     assert_int_equal(it[2].decision, RC_GATE_RESERVE); /* skips past b */
+    rc_gate_release(it, 3);
 
     item(&it[0], "ns/a", 0, "2024-01-01T00:00:01Z", 3000, 0);
     item(&it[1], "ns/b", 0, "2024-01-01T00:00:02Z", 3000, 0);
@@ -141,6 +165,7 @@ static void test_gate_best_effort_vs_strict(void **state)
     assert_int_equal(it[1].decision, RC_GATE_WAIT);
     assert_int_equal(it[2].decision, RC_GATE_WAIT); /* StrictFIFO: behind b */
     assert_non_null(strstr(it[2].message, "ns/b is ahead"));
+    rc_gate_release(it, 3);
 }
 
 static void test_gate_uncovered_and_ties(void **state)
@@ -154,11 +179,11 @@ static void test_gate_uncovered_and_ties(void **state)
     memset(&it[1], 0, sizeof(it[1]));
     it[1].key = "ns/b";
     it[1].created = "2024-01-01T00:00:05Z";
-    *rc_res_slot(&it[1].req, "cpu") = 1000;
+    it[1].req = one_req("cpu", 1000);
     memset(&it[2], 0, sizeof(it[2]));
     it[2].key = "ns/a";
     it[2].created = "2024-01-01T00:00:05Z";
-    *rc_res_slot(&it[2].req, "cpu") = 1000;
+    it[2].req = one_req("cpu", 1000);
     rc_gate_plan("q", &nominal, 1, it, 3);
     assert_int_equal(it[0].decision, RC_GATE_WAIT);
     assert_string_equal(it[0].reason, "NoMatchingFlavor");
@@ -166,6 +191,7 @@ static void test_gate_uncovered_and_ties(void **state)
     assert_int_equal(it[2].decision,
                      RC_GATE_RESERVE); /* a before b; uncovered gpu does not block */
     assert_int_equal(it[1].decision, RC_GATE_WAIT);
+    rc_gate_release(it, 3);
     rc_gate_plan("q", &nominal, 0, NULL, 0); /* nothing to do is fine */
 }
 
@@ -239,6 +265,7 @@ static void test_request_overflow(void **state)
                         "ClusterQueue q cannot count the workload's requests: resource cpu: "
                         "summed requests overflow (more than 9223372036854775807m)");
     assert_null(strstr(it[2].message, "ns/bad is ahead"));
+    rc_gate_release(it, 4);
 }
 
 /* Issue 10 item 9: admission checks limited to some flavors (onFlavors), as
@@ -369,11 +396,11 @@ int main(void)
         cmocka_unit_test(test_pod_requests),
         cmocka_unit_test(test_workload_requests),
         cmocka_unit_test(test_cq_quota_sums_flavors),
-        cmocka_unit_test(test_gate_order_and_messages),
-        cmocka_unit_test(test_gate_best_effort_vs_strict),
-        cmocka_unit_test(test_gate_uncovered_and_ties),
+        cmocka_unit_test_teardown(test_gate_order_and_messages, free_reqs),
+        cmocka_unit_test_teardown(test_gate_best_effort_vs_strict, free_reqs),
+        cmocka_unit_test_teardown(test_gate_uncovered_and_ties, free_reqs),
         cmocka_unit_test(test_reserve_patch),
-        cmocka_unit_test(test_request_overflow),
+        cmocka_unit_test_teardown(test_request_overflow, free_reqs),
         cmocka_unit_test(test_on_flavors),
     };
     return cmocka_run_group_tests_name("rc_quota", tests, NULL, NULL);
