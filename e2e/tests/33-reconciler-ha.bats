@@ -89,10 +89,11 @@ proxy_start() { rc_proxy lease-proxy manager "$PP"; }
 pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 
 # Writes (not GET) other than the Lease's that the proxy forwarded later
-# than $1 seconds after the last lease write it forwarded (negative: all).
+# than $1 seconds after the last lease write it forwarded, the acquiring POST
+# included (negative: all).
 writes_after_last_renewal() {
     jq -s --argjson d "$1" '
-        (map(select(.action == "forward" and .method != "GET" and (.path | test("/leases/"))))
+        (map(select(.action == "forward" and .method != "GET" and (.path | test("/leases(/|$)"))))
          | last | .t) as $renewed
         | map(select(.action == "forward" and .method != "GET" and (.path | test("/leases") | not)
                      and .t > $renewed + $d)) | length' "$PROXY_LOG"
