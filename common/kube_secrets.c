@@ -145,8 +145,7 @@ static void poll_once(struct ksec *k)
             goto out;
         }
     }
-    if (kcache_replace(k->out, items) == 0)
-        kcache_set_synced(k->out, 1);
+    kcache_replace(k->out, items); /* synced once it succeeds */
 out:
     json_decref(list);
     json_decref(names);

@@ -427,8 +427,7 @@ static int do_list(struct kw_informer *inf)
         mark_failed(inf, "list", "out of memory applying the list");
         goto out;
     }
-    kcache_set_synced(inf->cache, 1);
-    mark_ok(inf);
+    mark_ok(inf); /* the replace marked the cache synced */
     pthread_mutex_lock(&inf->lock);
     inf->st.synced = 1;
     inf->st.relists++;
