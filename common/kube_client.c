@@ -43,6 +43,8 @@ struct kc_client {
     int pool_size;
     int (*may_write)(void *ud, const char *method, const char *path);
     void *may_write_ud;
+    void (*on_done)(void *ud, const char *method, long http);
+    void *on_done_ud;
 
     pthread_mutex_t pool_lock;
     CURL **pool; /* idle handles, used as a stack so the warmest is reused */
@@ -667,6 +669,8 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
 out:
     if (rc == MK_ERR_NOMEM && !st->message[0])
         snprintf(st->message, sizeof(st->message), "out of memory");
+    if (c->on_done)
+        c->on_done(c->on_done_ud, method, st->http);
     pool_put(c, x.h);
     free_headers(hdrs);
     buf_free(&x.body);
@@ -1119,6 +1123,8 @@ struct kc_client *kc_new(struct kcfg *cfg, const struct kc_options *opt, char *e
     c->pool_size = o.pool_size > 0 ? (o.pool_size > KC_MAX_POOL ? KC_MAX_POOL : o.pool_size) : 8;
     c->may_write = o.may_write;
     c->may_write_ud = o.may_write_ud;
+    c->on_done = o.on_done;
+    c->on_done_ud = o.on_done_ud;
     c->tokens = c->burst;
     c->last_s = (double)clk_now_ns() / 1e9;
     pthread_mutex_init(&c->pool_lock, NULL);

@@ -72,6 +72,11 @@ struct kc_options {
      * once its lease may have run out (leader.h). */
     int (*may_write)(void *ud, const char *method, const char *path);
     void *may_write_ud;
+    /* Told after each request (not streams) on the requesting thread: its
+     * method and HTTP status (0: no answer, refused or failed before it),
+     * for client-go's rest_client_requests_total. NULL: not told. */
+    void (*on_done)(void *ud, const char *method, long http);
+    void *on_done_ud;
 };
 
 #define KC_ACCEPT_METADATA_LIST "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"

@@ -18,6 +18,7 @@
 
 #include "clusters.h"
 #include "config.h"
+#include "echo.h"
 #include "inflight.h"
 #include "kinds/kinds.h"
 #include "kube_cache.h"
@@ -32,6 +33,10 @@
 struct rc_ctx {
     struct rc_config *cfg;
     struct kc_client *mgr;
+    /* the manager's Events: their own rate limit, as client-go's event
+     * recorder has, so Events never wait behind (or delay) the writes that
+     * move jobs along */
+    struct kc_client *events;
     /* manager caches */
     struct kcache *workloads, *localqueues, *clusterqueues, *admissionchecks, *mkconfigs,
         *mkclusters, *secrets, *priorityclasses, *wpcs; /* wpcs: WorkloadPriorityClasses */
@@ -46,12 +51,13 @@ struct rc_ctx {
     struct wq *queue;
     struct rc_metrics metrics;
 
-    pthread_mutex_t mu;   /* guards the maps below; never held across I/O */
-    struct smap *rounds;  /* Incremental round start (long long * ms) per Workload key */
-    struct smap *deleted; /* last state (json_t *) of Workloads deleted before cleanup */
-    struct smap *lag;     /* first unsynced remote job event (long long * ms) per key */
-    struct smap *assumed; /* gate: reservations written but not yet seen (struct rc_assumed *) */
-    long gate_last_ms;    /* duration of the last quota gate pass (atomic) */
+    pthread_mutex_t mu;      /* guards the maps below; never held across I/O */
+    struct smap *rounds;     /* Incremental round start (long long * ms) per Workload key */
+    struct smap *deleted;    /* last state (json_t *) of Workloads deleted before cleanup */
+    struct smap *lag;        /* first unsynced remote job event (long long * ms) per key */
+    struct smap *assumed;    /* gate: reservations written but not yet seen (struct rc_assumed *) */
+    struct smap *qstatus_at; /* gate: last queue status write (long long * ms) per CQ */
+    long gate_last_ms;       /* duration of the last quota gate pass (atomic) */
     /* per Workload key, json_t * {"uid": the manager Workload's UID,
      * "clusters": {cluster: UID of its copy removed once for spec drift}}
      * (dispatch.c, under mu). In memory only: a restart allows one more
@@ -62,6 +68,7 @@ struct rc_ctx {
      * MultiKueueCluster), forgotten once it is available (dispatch.c,
      * under mu). The worker-lost timeout runs from there. */
     struct smap *lost;
+    struct rc_echo *echo;         /* echo.h: job status writes the cache has not shown */
     struct rc_why *why;           /* why.h: create errors and the Pending Events' rate limit */
     struct rc_podwatch *podwatch; /* podwatch.h: pods of dispatched jobs (layer 2; may be NULL) */
     /* mkcs watch index of the first of the workers' podrefs.h watches (after

@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "decide.h"
 #include "dispatchers.h"
+#include "echo.h"
 #include "events.h"
 #include "jobsync.h"
 #include "jsonx.h"
@@ -756,18 +757,36 @@ static int create_remote_job(struct rc_ctx *x, struct held *h, int i, json_t *cu
     return 0;
 }
 
-/* Merge-patches the local job's status subresource. */
-static int local_job_status(struct rc_ctx *x, struct held *h, const json_t *job, json_t *patch)
+/* Merge-patches the local job (sub "status": its status subresource),
+ * unless the same patch was written and the cached job has not shown it
+ * yet (echo.h). */
+static int local_job_patch(struct rc_ctx *x, struct held *h, const json_t *job, const char *sub,
+                           json_t *patch)
 {
     struct kc_resource res = mk_kind_resource(h->obs.kind);
     struct kc_status st;
+    const char *ns = jx_str(job, "metadata.namespace");
     const char *name = jx_str(job, "metadata.name");
-    if (kc_patch(x->mgr, &res, jx_str(job, "metadata.namespace"), name, "status", KC_PATCH_MERGE,
-                 patch, NULL, NULL, &st) < 0) {
-        LOG_W(LG, "job status not written", "job", name, "error", st.message);
+    char key[KCACHE_KEY_MAX + 96];
+    snprintf(key, sizeof(key), "%s/%s/%s/%s", res.resource, sub ? sub : "", ns ? ns : "",
+             name ? name : "");
+    long long now = clk_now_ms();
+    if (rc_echo_pending(x->echo, key, patch, jx_str(job, "metadata.resourceVersion"), now))
+        return 0;
+    json_t *out = NULL;
+    if (kc_patch(x->mgr, &res, ns, name, sub, KC_PATCH_MERGE, patch, NULL, &out, &st) < 0) {
+        LOG_W(LG, sub ? "job status not written" : "job not written", "job", name, "error",
+              st.message);
         return -1;
     }
+    rc_echo_note(x->echo, key, patch, jx_str(out, "metadata.resourceVersion"), now);
+    json_decref(out);
     return 0;
+}
+
+static int local_job_status(struct rc_ctx *x, struct held *h, const json_t *job, json_t *patch)
+{
+    return local_job_patch(x, h, job, "status", patch);
 }
 
 /* Merge-patches the worker's copy with the spec fields edited on the manager
@@ -977,17 +996,11 @@ static int local_suspend(struct rc_ctx *x, struct held *h, int value)
     if (!h->obs.job || !h->obs.kind || !h->obs.kind->suspend_path)
         return 0;
     json_t *p = json_object();
-    if (!p || jx_set(p, h->obs.kind->suspend_path, json_boolean(value)) < 0) {
-        json_decref(p);
-        return -1;
-    }
-    struct kc_resource res = mk_kind_resource(h->obs.kind);
-    struct kc_status st;
-    int rc =
-        kc_patch(x->mgr, &res, jx_str(h->obs.job, "metadata.namespace"),
-                 jx_str(h->obs.job, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, NULL, &st);
+    int rc = p && jx_set(p, h->obs.kind->suspend_path, json_boolean(value)) == 0
+                 ? local_job_patch(x, h, h->obs.job, NULL, p)
+                 : -1;
     json_decref(p);
-    return rc < 0 ? -1 : 0;
+    return rc;
 }
 
 /* Whether the action calls the worker (and so needs one of its slots). */
@@ -1046,7 +1059,7 @@ static void event_on_job(struct rc_ctx *x, struct held *h, const char *etype, co
     json_t *obj = json_pack("{s:s,s:s,s:O?}", "apiVersion", av, "kind", k->kind, "metadata",
                             jx_get(h->obs.job, "metadata"));
     if (obj)
-        rc_event_emit(x->mgr, obj, etype, reason, message);
+        rc_event_emit(x->events, obj, etype, reason, message);
     json_decref(obj);
 }
 
@@ -1133,7 +1146,7 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
                     break;
                 event_on_job(x, h, a->etype, a->reason, a->message);
             }
-            rc_event_emit(x->mgr, cur, a->etype, a->reason, a->message);
+            rc_event_emit(x->events, cur, a->etype, a->reason, a->message);
             if (strcmp(a->reason, "MultiKueue") == 0)
                 LOG_I(LG, a->message, "workload", key);
             else if (strcmp(a->reason, RC_REASON_DRIFT) == 0)
@@ -1212,7 +1225,7 @@ static void placement(struct rc_ctx *x, struct held *h, const char *key)
         snprintf(tag, sizeof(tag), "%s/%s", cn, plan.ev[i].reason);
         if (!rc_why_event_allow_tag(x->why, key, tag, clk_now_ms()))
             continue;
-        rc_event_emit(x->mgr, wl, "Warning", plan.ev[i].reason, plan.ev[i].message);
+        rc_event_emit(x->events, wl, "Warning", plan.ev[i].reason, plan.ev[i].message);
         event_on_job(x, h, "Warning", plan.ev[i].reason, plan.ev[i].message);
     }
     rc_place_plan_clear(&plan);

@@ -12,6 +12,7 @@
 #include "qstatus.h"
 #include "quantity.h"
 #include "wlstatus.h"
+#include "workload_create.h"
 
 static const char *LG = "gate";
 static const struct kc_resource WORKLOADS = {"kueue.x-k8s.io", "v1beta2", "workloads", 1};
@@ -180,6 +181,7 @@ struct entry {
     char *invalid;      /* why the requests cannot be counted, or NULL */
     char *queue;        /* spec.queueName, for the LocalQueue's status */
     int admitted;       /* Admitted=True, for the queues' status */
+    int uninit;         /* no status yet: the gate's first write initialises it */
     struct rc_req *req; /* its requests (the item borrows them) */
 };
 
@@ -214,10 +216,6 @@ static int collect_full(struct collect *c, const char *key, json_t *packed, json
     char cq[254], err[256];
     if (!wl || rc_wl_finished(wl) || !jx_bool(wl, "spec.active", 1))
         return 0;
-    /* initialised (init_status); a MultiKueue check limited by onFlavors is
-     * listed only once quota is reserved on one of its flavors */
-    if (!jx_get(wl, "status.admissionChecks") && !rc_cond_find(wl, "QuotaReserved"))
-        return 0;
     const char *st = jx_str(rc_check_find(wl, c->check), "state");
     if (st && strcmp(st, "Rejected") == 0)
         return 0;
@@ -237,6 +235,9 @@ static int collect_full(struct collect *c, const char *key, json_t *packed, json
     e->created = strdup(created ? created : "");
     e->queue = strdup(jx_str(wl, "spec.queueName") ? jx_str(wl, "spec.queueName") : "");
     e->admitted = rc_cond_true(wl, "Admitted");
+    /* a MultiKueue check limited by onFlavors is listed only once quota is
+     * reserved on one of its flavors: QuotaReserved marks a written status */
+    e->uninit = !jx_get(wl, "status.admissionChecks") && !qr;
     if (asprintf(&e->current, "%s|%s|%s", jx_str(qr, "status") ? jx_str(qr, "status") : "",
                  jx_str(qr, "reason") ? jx_str(qr, "reason") : "",
                  jx_str(qr, "message") ? jx_str(qr, "message") : "") < 0)
@@ -304,6 +305,24 @@ static int write_status(struct rc_ctx *x, json_t *wl, json_t *status, json_t **o
     return rc;
 }
 
+/* The status patch saying why wl waits (QuotaReserved False); for a
+ * Workload without status (uninit) also its checks, all Pending, on the
+ * flavors every check applies to (onFlavors, as Kueue before admission).
+ * The Workload's first write: no separate initial status. */
+static json_t *wait_patch(const json_t *wl, const json_t *cqo, int uninit,
+                          const struct rc_gate_item *it, const char *now)
+{
+    if (uninit) {
+        json_t *checks = rc_checks_for_workload(cqo, NULL);
+        json_t *patch = checks ? rc_initial_status(checks, it->reason, it->message, now) : NULL;
+        json_decref(checks);
+        return patch;
+    }
+    json_t *conds = rc_conds_with(jx_get(wl, "status.conditions"), "QuotaReserved", "False",
+                                  it->reason, it->message, now);
+    return conds ? json_pack("{s:o}", "conditions", conds) : NULL;
+}
+
 /* The first MultiKueue AdmissionCheck the ClusterQueue lists. 0 or -1. */
 static int mk_check_of_cq(struct rc_ctx *x, const json_t *cqo, char *out, size_t outlen)
 {
@@ -347,6 +366,8 @@ struct lq_pass {
     const struct rc_res *nominal;
     const struct rc_qs_item *qs;
     size_t n;
+    int write;   /* write what changed; else only note it */
+    int changed; /* some status differs from what this pass counted */
     int rc;
 };
 
@@ -362,13 +383,50 @@ static int lq_status(const char *key, json_t *lq, void *ud)
                                    jx_str(lq, "metadata.namespace"), jx_str(lq, "metadata.name"));
     json_t *patch = usage ? rc_queue_status_patch(lq, usage, RC_LQ_ACTIVE_MSG, &oom) : NULL;
     json_decref(usage);
-    if (!usage || (!patch && oom) || (patch && queue_patch(p->x, &LQS, lq, patch) < 0))
+    p->changed |= patch != NULL;
+    if (!usage || (!patch && oom))
+        p->rc = -1;
+    else if (patch && !p->write)
+        json_decref(patch);
+    else if (patch && queue_patch(p->x, &LQS, lq, patch) < 0)
         p->rc = -1;
     return 0;
 }
 
+/* When the ClusterQueue's status may be written again (qstatus.h): 0 now,
+ * else the milliseconds to wait. */
+static long qstatus_wait(struct rc_ctx *x, const char *cq)
+{
+    pthread_mutex_lock(&x->mu);
+    long long *at = smap_get(x->qstatus_at, cq);
+    long wait = rc_qstatus_wait(at ? *at : 0, clk_now_ms());
+    pthread_mutex_unlock(&x->mu);
+    return wait;
+}
+
+static void qstatus_stamp(struct rc_ctx *x, const char *cq)
+{
+    pthread_mutex_lock(&x->mu);
+    long long *at = smap_get(x->qstatus_at, cq);
+    if (!at && (at = malloc(sizeof(*at))) && smap_put(x->qstatus_at, cq, at, NULL) < 0) {
+        free(at);
+        at = NULL; /* out of memory: the next pass writes at once, as before */
+    }
+    if (at)
+        *at = clk_now_ms();
+    pthread_mutex_unlock(&x->mu);
+}
+
+void rc_gate_forget_queue(struct rc_ctx *x, const char *cq)
+{
+    pthread_mutex_lock(&x->mu);
+    free(smap_del(x->qstatus_at, cq));
+    pthread_mutex_unlock(&x->mu);
+}
+
 /* Issue 13: the ClusterQueue's and its LocalQueues' status as Kueue's core
- * writes it, from this pass's plan; written only when it changes. */
+ * writes it, from this pass's plan; written only when it changes, and at
+ * most once per RC_QSTATUS_BATCH_MS (a later pass is queued for what waits). */
 static int queue_status(struct rc_ctx *x, const char *cq, const json_t *cqo,
                         const struct rc_res *nominal, const struct entry *v,
                         const struct rc_gate_item *items, size_t n)
@@ -385,16 +443,23 @@ static int queue_status(struct rc_ctx *x, const char *cq, const json_t *cqo,
         qs[i] =
             (struct rc_qs_item){ns[i], v[i].queue, items[i].reserved, v[i].admitted, items[i].req};
     }
+    long wait = qstatus_wait(x, cq);
     json_t *usage = rc_queue_usage(cqo, nominal, qs, n, NULL, NULL);
     json_t *patch = usage ? rc_queue_status_patch(cqo, usage, RC_CQ_ACTIVE_MSG, &oom) : NULL;
     json_decref(usage);
     if (!usage || (!patch && oom))
         goto out;
-    rc = patch ? queue_patch(x, &CQS, cqo, patch) : 0;
-    struct lq_pass p = {x, cq, cqo, nominal, qs, n, 0};
+    struct lq_pass p = {x, cq, cqo, nominal, qs, n, wait == 0, patch != NULL, 0};
+    if (patch && wait)
+        json_decref(patch);
+    rc = patch && !wait ? queue_patch(x, &CQS, cqo, patch) : 0;
     kcache_foreach(x->localqueues, NULL, lq_status, &p);
     if (p.rc < 0)
         rc = -1;
+    if (p.changed && wait)
+        rc_enqueue_after(x, 'q', cq, wait);
+    else if (p.changed)
+        qstatus_stamp(x, cq);
 out:
     free(qs);
     free(ns);
@@ -460,7 +525,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
             mt_inc(x->metrics.quota, v, 1);
             char msg[320];
             snprintf(msg, sizeof(msg), "Quota reserved in ClusterQueue %s", cq);
-            rc_event_emit(x->mgr, out, "Normal", "QuotaReserved", msg);
+            rc_event_emit(x->events, out, "Normal", "QuotaReserved", msg);
             LOG_I(LG, "quota reserved", "workload", it->key, "clusterQueue", cq);
             json_decref(out);
             rc_enqueue(x, 'w', it->key);
@@ -470,10 +535,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
             if (strcmp(want, c.v[i].current) == 0)
                 continue; /* already says so */
             wl = rc_unwrap(c.v[i].packed);
-            json_t *conds = wl ? rc_conds_with(jx_get(wl, "status.conditions"), "QuotaReserved",
-                                               "False", it->reason, it->message, now)
-                               : NULL;
-            json_t *patch = conds ? json_pack("{s:o}", "conditions", conds) : NULL;
+            json_t *patch = wl ? wait_patch(wl, cqo, c.v[i].uninit, it, now) : NULL;
             if (!patch || write_status(x, wl, patch, NULL) < 0)
                 rc = -1;
         }

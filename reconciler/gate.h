@@ -21,6 +21,9 @@ json_t *rc_reserve_patch(const json_t *wl, const char *cq, const json_t *cqo,
 /* One pass over the ClusterQueue. Returns 0, -1 when a write failed. */
 int rc_reconcile_gate(struct rc_ctx *x, const char *cq);
 
+/* Forgets when the queue status of ClusterQueue cq was written (deleted). */
+void rc_gate_forget_queue(struct rc_ctx *x, const char *cq);
+
 /* Forgets what the gate assumed about a Workload (deleted). */
 void rc_gate_forget(struct rc_ctx *x, const char *key);
 

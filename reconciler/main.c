@@ -207,6 +207,13 @@ static void cq_event(const char *key, json_t *obj, void *ud)
         rc_enqueue(&a->x, 'q', key);
 }
 
+static void cq_delete(const char *key, json_t *obj, void *ud)
+{
+    struct app *a = ud;
+    rc_gate_forget_queue(&a->x, key);
+    cq_event(key, obj, ud);
+}
+
 static void cq_update(const char *key, json_t *old, json_t *obj, void *ud)
 {
     /* the gate's own status writes (queue status) come back here: only a
@@ -608,12 +615,14 @@ static int setup_state(struct app *a, char *err, size_t errlen)
     x->deleted = smap_new();
     x->lag = smap_new();
     x->assumed = smap_new();
+    x->qstatus_at = smap_new();
     x->drift = smap_new();
     x->lost = smap_new();
     x->why = rc_why_new();
+    x->echo = rc_echo_new();
     x->podwatch = rc_podwatch_new(pods_changed, a);
-    if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->drift || !x->lost || !x->why ||
-        !x->podwatch || rc_metrics_init(&x->metrics) < 0) {
+    if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->qstatus_at || !x->drift ||
+        !x->lost || !x->why || !x->echo || !x->podwatch || rc_metrics_init(&x->metrics) < 0) {
         return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < a->cfg.nintegrations && x->nkinds < RC_MAX_KINDS; i++) {
@@ -650,9 +659,17 @@ static int setup_clients(struct app *a, char *err, size_t errlen)
                             .burst = a->cfg.burst,
                             .timeout_ms = 15000,
                             .may_write = guard,
-                            .may_write_ud = a};
+                            .may_write_ud = a,
+                            .on_done = rc_metric_manager_request,
+                            .on_done_ud = &x->metrics};
+    const char *host = strstr(a->mgr_cfg->server, "://");
+    host = host ? host + 3 : a->mgr_cfg->server;
+    snprintf(x->metrics.mgr_host, sizeof(x->metrics.mgr_host), "%.*s", (int)strcspn(host, "/"),
+             host);
     x->mgr = kc_new(a->mgr_cfg, &ko, err, errlen);
-    if (!x->mgr)
+    ko.pool_size = 2;
+    x->events = x->mgr ? kc_new(a->mgr_cfg, &ko, err, errlen) : NULL;
+    if (!x->events)
         return MK_ERR;
     if (a->cfg.leader_elect) {
         /* not rate-limited with the rest, one connection, no guard */
@@ -710,7 +727,7 @@ static int setup_informers(struct app *a, char *err, size_t errlen)
     struct rc_ctx *x = &a->x;
     static const char *G = "kueue.x-k8s.io", *V = "v1beta2";
     const struct kcache_handlers wlh = {wl_add, wl_update, wl_delete, a};
-    const struct kcache_handlers cqh = {cq_event, cq_update, cq_event, a};
+    const struct kcache_handlers cqh = {cq_event, cq_update, cq_delete, a};
     const struct kcache_handlers lqh = {lq_add, NULL, NULL, a};
     const struct kcache_handlers ach = {ac_event, ac_update, ac_event, a};
     const struct kcache_handlers cfh = {config_event, config_update, config_event, a};
@@ -845,16 +862,19 @@ static void teardown(struct app *a)
         kcache_free(*a->inf[i].cache);
     wq_free(x->queue);
     kc_free(x->mgr);
+    kc_free(x->events);
     kc_free(a->lease);
     kcfg_free(a->mgr_cfg);
     smap_free(x->rounds, free);
     smap_free(x->deleted, json_decref_void);
     smap_free(x->lag, free);
     smap_free(x->assumed, free);
+    smap_free(x->qstatus_at, free);
     smap_free(x->drift, json_decref_void);
     smap_free(x->lost, free);
     rc_inflight_free(x->inflight);
     rc_why_free(x->why);
+    rc_echo_free(x->echo);
     rc_metrics_free(&x->metrics);
     pthread_mutex_destroy(&x->mu);
 }

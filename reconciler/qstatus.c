@@ -7,6 +7,13 @@
 #include "quantity.h"
 #include "wlstatus.h"
 
+long rc_qstatus_wait(long long last_ms, long long now_ms)
+{
+    if (last_ms <= 0 || now_ms - last_ms >= RC_QSTATUS_BATCH_MS || now_ms < last_ms)
+        return 0;
+    return (long)(last_ms + RC_QSTATUS_BATCH_MS - now_ms);
+}
+
 static int mine(const struct rc_qs_item *it, const char *ns, const char *name)
 {
     return !name ||

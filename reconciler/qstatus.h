@@ -5,7 +5,12 @@
  * the manager shows the right columns. Kueue counts what its scheduler
  * cache holds; here the quota gate's pass over one ClusterQueue (gate.c)
  * counts the Workloads it has just planned, and writes a queue's status
- * only when it changes.
+ * only when it changes, and at most once per RC_QSTATUS_BATCH_MS per
+ * ClusterQueue (with its LocalQueues): a change after a quiet spell is
+ * written at once, the changes of a busy second in one write at its end.
+ * Kueue batches the same way (its queue controllers reconcile a second
+ * after a Workload event), so a stream of jobs does not spend the
+ * manager's write budget on counters.
  *
  * Usage is counted per flavor and resource as the gate assigns it: every
  * resource on the first flavor of the queue covering it (rc_cq_quota's
@@ -23,6 +28,12 @@
 /* Kueue's texts of a queue that takes work. */
 #define RC_CQ_ACTIVE_MSG "Can admit new workloads"
 #define RC_LQ_ACTIVE_MSG "Can submit new workloads to localQueue"
+
+#define RC_QSTATUS_BATCH_MS 1000 /* Kueue's UpdatesBatchPeriod */
+
+/* Milliseconds until a queue whose status was last written at last_ms
+ * (monotonic; 0: never) may be written again at now_ms; 0 when it may. */
+long rc_qstatus_wait(long long last_ms, long long now_ms);
 
 /* One Workload of the queue, after the gate's plan. */
 struct rc_qs_item {

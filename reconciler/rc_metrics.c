@@ -59,11 +59,16 @@ int rc_metrics_init(struct rc_metrics *m)
                              "1 for a configured job kind the manager does not serve (no CRD): "
                              "left out until a restart.",
                              gk);
+    static const char *const rq[] = {"code", "host", "method", NULL};
+    m->requests = mt_counter(m->reg, "rest_client_requests_total",
+                             "Requests to the manager's API server, by status code, host and "
+                             "method (client-go's name).",
+                             rq);
     m->heap = mt_gauge(m->reg, "mkueue_heap_inuse_bytes",
                        "Bytes malloc hands out now (RSS minus allocator slack).", NULL);
     if (!m->heap || !m->dispatched || !m->admitted || !m->connected || !m->reconcile || !m->depth ||
         !m->sync_lag || !m->remote_err || !m->leader || !m->tracked || !m->gc_deleted ||
-        !m->quota || !m->not_served) {
+        !m->quota || !m->not_served || !m->requests) {
         rc_metrics_free(m);
         return -1;
     }
@@ -74,6 +79,18 @@ void rc_metrics_free(struct rc_metrics *m)
 {
     mt_registry_free(m->reg);
     memset(m, 0, sizeof(*m));
+}
+
+void rc_metric_manager_request(void *ud, const char *method, long http)
+{
+    struct rc_metrics *m = ud;
+    char code[24];
+    if (http > 0)
+        snprintf(code, sizeof(code), "%ld", http);
+    else
+        snprintf(code, sizeof(code), "<error>");
+    const char *v[] = {code, m->mgr_host, method};
+    mt_inc(m->requests, v, 1);
 }
 
 void rc_metric_dispatched(struct rc_metrics *m, const char *cq, const char *cluster)

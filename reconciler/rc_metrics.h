@@ -20,6 +20,8 @@ struct rc_metrics {
     struct mt_family *quota;      /* mkueue_quota_reservations_total{cluster_queue} */
     struct mt_family *heap;       /* mkueue_heap_inuse_bytes (malloc view) */
     struct mt_family *not_served; /* mkueue_job_kind_not_served{group,kind} */
+    struct mt_family *requests;   /* rest_client_requests_total{code,host,method}: the manager's */
+    char mgr_host[256];           /* its host label: the manager's host:port */
 };
 
 /* Registers every family. Returns 0, -1 on oom. */
@@ -29,6 +31,11 @@ void rc_metrics_free(struct rc_metrics *m);
 /* "leader", "follower" or "standalone" (no leader election), per Kueue. */
 void rc_metrics_set_role(const char *role);
 const char *rc_metrics_role(void);
+
+/* kc_options.on_done of the manager's clients (ud: struct rc_metrics *):
+ * one request to the manager, as client-go counts them ("<error>" when no
+ * answer came). */
+void rc_metric_manager_request(void *ud, const char *method, long http);
 
 void rc_metric_dispatched(struct rc_metrics *m, const char *cq, const char *cluster);
 void rc_metric_admitted(struct rc_metrics *m, const char *cq, const char *cluster);

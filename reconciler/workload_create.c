@@ -102,7 +102,8 @@ json_t *rc_build_group_workload(const json_t *pods, const char *queue, char *err
     return wl;
 }
 
-json_t *rc_initial_status(const json_t *checks, const char *now)
+json_t *rc_initial_status(const json_t *checks, const char *reason, const char *message,
+                          const char *now)
 {
     json_t *list = json_array();
     size_t i;
@@ -116,8 +117,7 @@ json_t *rc_initial_status(const json_t *checks, const char *now)
     }
     if (!list)
         return NULL;
-    json_t *conds = rc_conds_with(NULL, "QuotaReserved", "False", "PendingEvaluation",
-                                  "Waiting for the quota gate", now);
+    json_t *conds = rc_conds_with(NULL, "QuotaReserved", "False", reason, message, now);
     return conds ? json_pack("{s:o,s:o}", "admissionChecks", list, "conditions", conds) : NULL;
 }
 
@@ -139,16 +139,19 @@ static json_t *build(const struct mk_kind *k, const json_t *job, const json_t *g
     return rc_build_workload(k, job, queue, err, errlen);
 }
 
+/* The gate initialises the status of the Workloads it looks at, in its
+ * first write (gate.c); an inactive one it never looks at gets it here. */
 static int init_status(struct rc_ctx *x, json_t *wl, const char *cq)
 {
-    if (jx_get(wl, "status.admissionChecks"))
+    if (jx_get(wl, "status.admissionChecks") || jx_bool(wl, "spec.active", 1))
         return 0;
     json_t *cqo = kcache_get(x->clusterqueues, cq);
     /* before admission only the checks on every flavor (onFlavors, as Kueue) */
     json_t *checks = cqo ? rc_checks_for_workload(cqo, NULL) : json_array();
     char now[32];
     rc_now_rfc3339(now);
-    json_t *status = rc_initial_status(checks, now);
+    json_t *status =
+        rc_initial_status(checks, "PendingEvaluation", "Waiting for the quota gate", now);
     json_decref(checks);
     json_decref(cqo);
     json_t *body = status ? json_pack("{s:{s:s?},s:o}", "metadata", "resourceVersion",
@@ -197,7 +200,7 @@ static int update_priority(struct rc_ctx *x, const struct mk_kind *k, const json
     json_t *obj = json_pack("{s:s,s:s,s:O?}", "apiVersion", av, "kind", k->kind, "metadata",
                             jx_get(job, "metadata"));
     if (obj)
-        rc_event_emit(x->mgr, obj, "Normal", "UpdatedWorkload", msg);
+        rc_event_emit(x->events, obj, "Normal", "UpdatedWorkload", msg);
     json_decref(obj);
     return 0;
 }

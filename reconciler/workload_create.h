@@ -20,9 +20,11 @@ json_t *rc_build_workload(const struct mk_kind *k, const json_t *job, const char
  * message in err while the group is incomplete or inconsistent. */
 json_t *rc_build_group_workload(const json_t *pods, const char *queue, char *err, size_t errlen);
 
-/* The initial status patch: every check of the ClusterQueue Pending (new
- * reference). checks is an array of names. */
-json_t *rc_initial_status(const json_t *checks, const char *now);
+/* The initial status patch: every check of the ClusterQueue Pending, and
+ * QuotaReserved False with reason and message (new reference). checks is an
+ * array of names. */
+json_t *rc_initial_status(const json_t *checks, const char *reason, const char *message,
+                          const char *now);
 
 /* Reconciles manager job "ns/name" of enabled kind index ki: creates its
  * Workload when missing; updates its priority when the job's

@@ -118,11 +118,25 @@ static void test_written_only_when_changed(void **state)
     free(r);
 }
 
+/* A quiet queue is written at once; within a batch period the wait runs to
+ * its end, after it nothing waits. */
+static void test_batch_wait(void **state)
+{
+    (void)state;
+    assert_int_equal(rc_qstatus_wait(0, 5000), 0); /* never written */
+    assert_int_equal(rc_qstatus_wait(5000, 5000), RC_QSTATUS_BATCH_MS);
+    assert_int_equal(rc_qstatus_wait(5000, 5250), RC_QSTATUS_BATCH_MS - 250);
+    assert_int_equal(rc_qstatus_wait(5000, 5000 + RC_QSTATUS_BATCH_MS - 1), 1);
+    assert_int_equal(rc_qstatus_wait(5000, 5000 + RC_QSTATUS_BATCH_MS), 0);
+    assert_int_equal(rc_qstatus_wait(5000, 90000), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts_and_flavors),
         cmocka_unit_test(test_written_only_when_changed),
+        cmocka_unit_test(test_batch_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

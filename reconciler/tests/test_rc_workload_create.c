@@ -69,12 +69,14 @@ static void test_build_workload(void **state)
     json_decref(job);
 
     json_t *checks = tj_parse("[\"mk\",\"other\"]");
-    json_t *st = rc_initial_status(checks, "T0");
+    json_t *st = rc_initial_status(checks, "WaitingForQuota", "why", "T0");
     assert_int_equal(json_array_size(jx_get(st, "admissionChecks")), 2);
     assert_string_equal(jx_str(st, "admissionChecks.1.state"), "Pending");
     assert_string_equal(jx_str(st, "admissionChecks.1.message"), "");
     assert_string_equal(jx_str(st, "conditions.0.type"), "QuotaReserved");
     assert_string_equal(jx_str(st, "conditions.0.status"), "False");
+    assert_string_equal(jx_str(st, "conditions.0.reason"), "WaitingForQuota");
+    assert_string_equal(jx_str(st, "conditions.0.message"), "why");
     json_decref(st);
     json_decref(checks);
 }

@@ -1,0 +1,130 @@
+#include "echo.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strmap.h"
+
+/* Every this many notes, entries past RC_ECHO_MAX_MS are dropped: a
+ * finished job's last write is never looked at again. */
+#define ECHO_SWEEP_EVERY 1024
+
+struct written {
+    uint64_t hash; /* of the patch's canonical text */
+    long long rv;
+    long long at_ms;
+};
+
+struct rc_echo {
+    pthread_mutex_t mu;
+    struct smap *m; /* key -> struct written * */
+    unsigned notes;
+};
+
+struct rc_echo *rc_echo_new(void)
+{
+    struct rc_echo *e = calloc(1, sizeof(*e));
+    if (!e || !(e->m = smap_new())) {
+        free(e);
+        return NULL;
+    }
+    pthread_mutex_init(&e->mu, NULL);
+    return e;
+}
+
+void rc_echo_free(struct rc_echo *e)
+{
+    if (!e)
+        return;
+    smap_free(e->m, free);
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+}
+
+/* 0 when the text cannot be made (out of memory): such a patch never matches. */
+static uint64_t patch_hash(const json_t *patch)
+{
+    char *text = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
+    uint64_t h = text ? smap_hash(text) : 0;
+    free(text);
+    return h;
+}
+
+static long long rv_of(const char *rv)
+{
+    return rv ? strtoll(rv, NULL, 10) : 0;
+}
+
+int rc_echo_pending(struct rc_echo *e, const char *key, const json_t *patch, const char *cached_rv,
+                    long long now_ms)
+{
+    uint64_t h = patch_hash(patch);
+    pthread_mutex_lock(&e->mu);
+    const struct written *w = smap_get(e->m, key);
+    int pending =
+        w && h && w->hash == h && rv_of(cached_rv) < w->rv && now_ms - w->at_ms <= RC_ECHO_MAX_MS;
+    pthread_mutex_unlock(&e->mu);
+    return pending;
+}
+
+#define ECHO_SWEEP_BATCH 256 /* keys collected per pass of a sweep */
+
+struct sweep {
+    long long now_ms;
+    char *keys[ECHO_SWEEP_BATCH];
+    size_t n;
+};
+
+static int collect_stale(const char *key, void *val, void *ud)
+{
+    struct sweep *s = ud;
+    const struct written *w = val;
+    if (s->now_ms - w->at_ms <= RC_ECHO_MAX_MS)
+        return 0;
+    if (!(s->keys[s->n] = strdup(key)))
+        return 1; /* out of memory: the rest waits for the next sweep */
+    return ++s->n == ECHO_SWEEP_BATCH;
+}
+
+/* Drops the entries past RC_ECHO_MAX_MS (under mu). */
+static void sweep(struct rc_echo *e, long long now_ms)
+{
+    struct sweep s = {.now_ms = now_ms};
+    do {
+        s.n = 0;
+        smap_foreach(e->m, collect_stale, &s);
+        for (size_t i = 0; i < s.n; i++) {
+            free(smap_del(e->m, s.keys[i]));
+            free(s.keys[i]);
+        }
+    } while (s.n == ECHO_SWEEP_BATCH);
+}
+
+void rc_echo_note(struct rc_echo *e, const char *key, const json_t *patch, const char *rv,
+                  long long now_ms)
+{
+    uint64_t h = rv ? patch_hash(patch) : 0;
+    struct written *w = h ? malloc(sizeof(*w)) : NULL;
+    if (w)
+        *w = (struct written){h, rv_of(rv), now_ms};
+    void *old = NULL;
+    pthread_mutex_lock(&e->mu);
+    if (!w || smap_put(e->m, key, w, &old) < 0) {
+        old = smap_del(e->m, key);
+        free(w);
+    }
+    if (++e->notes % ECHO_SWEEP_EVERY == 0)
+        sweep(e, now_ms);
+    pthread_mutex_unlock(&e->mu);
+    free(old);
+}
+
+size_t rc_echo_len(struct rc_echo *e)
+{
+    pthread_mutex_lock(&e->mu);
+    size_t n = smap_len(e->m);
+    pthread_mutex_unlock(&e->mu);
+    return n;
+}

@@ -1,0 +1,44 @@
+/* Writes the manager cache has not echoed yet. A reconcile diffs what a
+ * worker says against the manager object in the cache; until the watch
+ * brings back a write, the next reconcile computes the same patch again
+ * (the remote job's status mirrored three times in a row was seen). This
+ * remembers, per object, the last patch written and the resourceVersion
+ * the server answered, so that patch is not sent again while the cached
+ * object is older than that answer.
+ *
+ * resourceVersions are compared as integers (the API server's are etcd
+ * revisions), as the quota gate's assumptions are (gate.c). An entry older
+ * than RC_ECHO_MAX_MS no longer counts, so a cache that never catches up
+ * costs one repeated write a minute, never a lost one.
+ *
+ * Ownership: the set copies keys and keeps a hash of each patch.
+ * Thread-safety: every function may be called from any thread. */
+#ifndef MKUEUE_RC_ECHO_H
+#define MKUEUE_RC_ECHO_H
+
+#include <jansson.h>
+
+#define RC_ECHO_MAX_MS 60000
+
+struct rc_echo;
+
+struct rc_echo *rc_echo_new(void);    /* NULL on allocation failure */
+void rc_echo_free(struct rc_echo *e); /* NULL is a no-op */
+
+/* 1 when `patch` was the last one written for key, the server answered a
+ * resourceVersion newer than cached_rv (the cached object's), and not more
+ * than RC_ECHO_MAX_MS before now_ms: sending it again would change
+ * nothing. Else 0. */
+int rc_echo_pending(struct rc_echo *e, const char *key, const json_t *patch, const char *cached_rv,
+                    long long now_ms);
+
+/* Notes that `patch` was written for key at now_ms and the server answered
+ * resourceVersion rv (NULL: forgets key). Out of memory forgets key too:
+ * the patch may then be sent again, as before. */
+void rc_echo_note(struct rc_echo *e, const char *key, const json_t *patch, const char *rv,
+                  long long now_ms);
+
+/* Entries held (for tests and the memory figures). */
+size_t rc_echo_len(struct rc_echo *e);
+
+#endif

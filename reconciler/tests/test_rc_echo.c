@@ -1,0 +1,72 @@
+/* Writes the cache has not echoed (echo.h): a patch written is not sent
+ * again while the cached object is older than the server's answer, and is
+ * sent again once the cache caught up, the patch differs, or the entry
+ * aged past RC_ECHO_MAX_MS. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+
+#include "../echo.h"
+
+static void test_pending_until_echoed(void **state)
+{
+    (void)state;
+    struct rc_echo *e = rc_echo_new();
+    assert_non_null(e);
+    json_t *p = json_pack("{s:{s:i,s:i}}", "status", "active", 1, "ready", 0);
+    json_t *same = json_pack("{s:{s:i,s:i}}", "status", "ready", 0, "active", 1);
+    json_t *other = json_pack("{s:{s:i}}", "status", "ready", 1);
+    assert_int_equal(rc_echo_pending(e, "jobs/ns/a", p, "10", 1000), 0); /* never written */
+    rc_echo_note(e, "jobs/ns/a", p, "12", 1000);
+    /* the cache still shows 10 or 11: the same patch (key order aside) waits */
+    assert_int_equal(rc_echo_pending(e, "jobs/ns/a", p, "10", 1100), 1);
+    assert_int_equal(rc_echo_pending(e, "jobs/ns/a", same, "11", 1100), 1);
+    /* another patch, another object, or the cache caught up: sent */
+    assert_int_equal(rc_echo_pending(e, "jobs/ns/a", other, "10", 1100), 0);
+    assert_int_equal(rc_echo_pending(e, "jobs/ns/b", p, "10", 1100), 0);
+    assert_int_equal(rc_echo_pending(e, "jobs/ns/a", p, "12", 1100), 0);
+    /* a cache that never catches up costs one write per RC_ECHO_MAX_MS */
+    assert_int_equal(rc_echo_pending(e, "jobs/ns/a", p, "10", 1000 + RC_ECHO_MAX_MS), 1);
+    assert_int_equal(rc_echo_pending(e, "jobs/ns/a", p, "10", 1001 + RC_ECHO_MAX_MS), 0);
+    /* no answer's version: forgotten */
+    rc_echo_note(e, "jobs/ns/a", p, NULL, 2000);
+    assert_int_equal(rc_echo_pending(e, "jobs/ns/a", p, "10", 2000), 0);
+    assert_int_equal(rc_echo_len(e), 0);
+    json_decref(p);
+    json_decref(same);
+    json_decref(other);
+    rc_echo_free(e);
+}
+
+/* Entries of objects never looked at again go in a later sweep. */
+static void test_old_entries_swept(void **state)
+{
+    (void)state;
+    struct rc_echo *e = rc_echo_new();
+    json_t *p = json_pack("{s:i}", "a", 1);
+    char key[32];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(key, sizeof(key), "old/%d", i);
+        rc_echo_note(e, key, p, "5", 0);
+    }
+    assert_true(rc_echo_len(e) >= 1024); /* none old enough yet */
+    for (int i = 0; i < 1024; i++) {
+        snprintf(key, sizeof(key), "new/%d", i);
+        rc_echo_note(e, key, p, "5", RC_ECHO_MAX_MS + 1);
+    }
+    assert_true(rc_echo_len(e) <= 1024); /* the 3000 old ones went */
+    json_decref(p);
+    rc_echo_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pending_until_echoed),
+        cmocka_unit_test(test_old_entries_swept),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
