@@ -18,6 +18,8 @@
 #     (utime + stime from /proc/PID/stat): idle, with BENCH_RUNNING jobs
 #     running on the workers, and with each of BENCH_TRACKED Workloads on
 #     the manager (jobs in a ClusterQueue without quota);
+#   - the manager API server's writes per job during the latency run, from
+#     every client (the bench's own job creates included; Events apart);
 #   - the floor (the same API calls made directly) in the first mode only.
 # Settings: BENCH_MODES (default all three, in that order), MKUEUE_WORKERS
 # (2: worker-1..worker-W of the bed), BENCH_N 200, BENCH_RATE 10, BENCH_M
@@ -287,6 +289,15 @@ remote_jobs() {
 at_least() { [ "$("${@:2}")" -ge "$1" ]; }
 # active KIND NAME: condition Active is True on the manager
 active() { [ "$(k "$CTX" get "$1" "$2" -o jsonpath='{.status.conditions[?(@.type=="Active")].status}')" = True ]; }
+# manager_writes KIND: requests that wrote to the manager's API server so far,
+# from every client (its apiserver_request_total): KIND events counts the
+# Events, other the rest but Leases (heartbeats)
+manager_writes() {
+    k "$CTX" get --raw /metrics | awk -v kind="$1" '
+        /^apiserver_request_total\{/ && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ &&
+        !/resource="leases"/ && (/resource="events"/ == (kind == "events")) { n += $NF }
+        END { printf "%d\n", n }'
+}
 # settle: the same quiet time for every mode (mkueue trims its heap every 30 s)
 settle() { sleep "${BENCH_SETTLE:-35}"; }
 
@@ -341,7 +352,12 @@ run_mode() {
     local floor=--no-floor
     [ "$MODE" = "$FLOOR_MODE" ] && floor=
     log "$MODE: latency, $N jobs at $RATE/s"
+    local w0 e0
+    w0=$(manager_writes other) e0=$(manager_writes events)
     rcb --ns bench $floor latency "$N" "$RATE" | sed 's/^/m_/' >>"$KV/$MODE.kv"
+    sleep 5 # the last jobs' trailing writes (finalizers, queue status)
+    put writes_latency $(($(manager_writes other) - w0))
+    put events_latency $(($(manager_writes events) - e0))
     stage latency
     log "$MODE: throughput, $M jobs at once"
     rcb --ns bench $floor throughput "$M" "$THREADS" | sed 's/^/m_/' >>"$KV/$MODE.kv"

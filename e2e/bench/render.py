@@ -68,6 +68,11 @@ def collect(out, kvdir, floor_mode):
 
     for r in FIXED:
         row(*r)
+    for what, key in (("writes but Events", "writes_latency"), ("Events", "events_latency")):
+        row("manager API %s per job (latency run, every client)" % what, "requests", "lower",
+            None, derive=lambda d, p, key=key: (
+                d[key] / d["m_dispatch_apply_to_remote_job_samples"]
+                if not p and key in d and d.get("m_dispatch_apply_to_remote_job_samples") else None))
     tracked = sorted({int(m.group(1)) for d in kv.values() for k in d
                       for m in [re.match(r"rss_tracked_(\d+)_mib$", k)] if m})
     stages = ["idle"] + (["running"] if any("rss_running_mib" in d for d in kv.values()) else [])
