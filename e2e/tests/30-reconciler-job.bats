@@ -46,6 +46,10 @@ teardown() {
     [ -z "$(jp "$c" -n "$NS" job work -o jsonpath='{.spec.ttlSecondsAfterFinished}')" ]
     # Kueue's metrics
     [ -n "$(rc_metric "$PORT" "multikueue_workloads_admitted_total{cluster_queue=\"team-a-cq\",cluster=\"$c\",replica_role=\"standalone\"}")" ]
+    # client-go's count of manager requests: the Workload's create among them
+    host=$(sed -n 's|^ *server: https://||p' "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" | head -1)
+    created=$(rc_metric "$PORT" "rest_client_requests_total{code=\"201\",host=\"$host\",method=\"POST\"}")
+    [ "${created:-0}" -ge 1 ]
 }
 
 @test "a burst of Jobs admitted in the same second is spread over both workers, not given to the first" {
