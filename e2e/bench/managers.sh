@@ -354,11 +354,16 @@ run_mode() {
     log "$MODE: latency, $N jobs at $RATE/s"
     local w0 e0
     w0=$(manager_writes other) e0=$(manager_writes events)
-    rcb --ns bench $floor latency "$N" "$RATE" | sed 's/^/m_/' >>"$KV/$MODE.kv"
+    rcb --ns bench --no-floor latency "$N" "$RATE" | sed 's/^/m_/' >>"$KV/$MODE.kv"
     sleep 5 # the last jobs' trailing writes (finalizers, queue status)
     put writes_latency $(($(manager_writes other) - w0))
     put events_latency $(($(manager_writes events) - e0))
     stage latency
+    if [ -z "$floor" ]; then
+        log "$MODE: the floor of the latency run"
+        rcb --ns bench --floor-only latency "$N" "$RATE" | sed 's/^/m_/' >>"$KV/$MODE.kv"
+        zero # the floor's time is not the controllers'
+    fi
     log "$MODE: throughput, $M jobs at once"
     rcb --ns bench $floor throughput "$M" "$THREADS" | sed 's/^/m_/' >>"$KV/$MODE.kv"
     stage throughput

@@ -18,6 +18,7 @@
  * Options: --manager CTX (the manager's kubeconfig name under E2E_DIR/kubeconfig,
  * default manager), --workers W (worker-1..worker-W, default 2, at most
  * MAX_WORKERS), --no-floor (skip the floors: one mode measures them),
+ * --floor-only (latency: the floors alone, after a --no-floor run),
  * --running (the pods never end: mkueue.test/result Running), --queue LQ.
  *
  * Output: one "key value" line per figure (milliseconds, jobs/s). */
@@ -368,14 +369,17 @@ static struct kc_client *client_for(const char *dir, const char *c, struct kcfg 
 int main(int argc, char **argv)
 {
     const char *dir = NULL, *manager = "manager";
-    int i = 1, no_floor = 0;
+    int i = 1, no_floor = 0, floor_only = 0;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
         /* the flags without a value */
         if (!strcmp(argv[i], "--no-floor"))
             no_floor = 1;
+        else if (!strcmp(argv[i], "--floor-only"))
+            floor_only = 1;
         else if (!strcmp(argv[i], "--running"))
             RUNNING = 1;
-        if (!strcmp(argv[i], "--no-floor") || !strcmp(argv[i], "--running")) {
+        if (!strcmp(argv[i], "--no-floor") || !strcmp(argv[i], "--floor-only") ||
+            !strcmp(argv[i], "--running")) {
             i--;
             continue;
         }
@@ -395,7 +399,7 @@ int main(int argc, char **argv)
     if (!dir || i >= argc || nwk < 2 || nwk > MAX_WORKERS) {
         fprintf(stderr,
                 "usage: rc_bench --dir E2E_DIR [--manager CTX] [--workers 2..%d] [--ns NS] "
-                "[--queue LQ] [--no-floor] [--running] latency N RATE | throughput M "
+                "[--queue LQ] [--no-floor | --floor-only] [--running] latency N RATE | throughput M "
                 "THREADS | create COUNT PREFIX\n",
                 MAX_WORKERS);
         return 2;
@@ -444,7 +448,7 @@ int main(int argc, char **argv)
         double *t0 = calloc((size_t)n, sizeof(double));
         size_t nd = 0, ns = 0, nfd = 0, nfs = 0;
         double start = now_ms();
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < n && !floor_only; k++) {
             char name[64];
             snprintf(name, sizeof(name), "lat-%d", k);
             sleep_ms(start + k * 1000.0 / rate - now_ms());
@@ -453,7 +457,7 @@ int main(int argc, char **argv)
                 t0[k] = -1;
         }
         double deadline = now_ms() + 120000;
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < n && !floor_only; k++) {
             char name[64];
             snprintf(name, sizeof(name), "lat-%d", k);
             while (get_t(remote_seen, name) < 0 && now_ms() < deadline)
@@ -463,14 +467,14 @@ int main(int argc, char **argv)
         }
         /* completions, paced the same way */
         start = now_ms();
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < n && !floor_only; k++) {
             char name[64];
             snprintf(name, sizeof(name), "lat-%d", k);
             sleep_ms(start + k * 1000.0 / rate - now_ms());
             finish_pod(name);
         }
         deadline = now_ms() + 120000;
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < n && !floor_only; k++) {
             char name[64];
             snprintf(name, sizeof(name), "lat-%d", k);
             while ((get_t(remote_done, name) < 0 || get_t(mgr_done, name) < 0) &&
@@ -491,10 +495,12 @@ int main(int argc, char **argv)
                 fs[nfs++] = t;
             floor_cleanup(name);
         }
-        pct("dispatch_apply_to_remote_job", disp, nd);
+        if (!floor_only)
+            pct("dispatch_apply_to_remote_job", disp, nd);
         if (!no_floor)
             pct("dispatch_floor_direct_calls", fd, nfd);
-        pct("status_remote_complete_to_manager", stat, ns);
+        if (!floor_only)
+            pct("status_remote_complete_to_manager", stat, ns);
         if (!no_floor)
             pct("status_floor_direct_calls", fs, nfs);
         free(disp);
