@@ -57,6 +57,7 @@ struct rc_ctx {
     struct smap *lag;        /* first unsynced remote job event (long long * ms) per key */
     struct smap *assumed;    /* gate: reservations written but not yet seen (struct rc_assumed *) */
     struct smap *qstatus_at; /* gate: last queue status write (long long * ms) per CQ */
+    struct smap *gate_views; /* gate: what a pass reads of each Workload (gate.c) */
     long gate_last_ms;       /* duration of the last quota gate pass (atomic) */
     /* per Workload key, json_t * {"uid": the manager Workload's UID,
      * "clusters": {cluster: UID of its copy removed once for spec drift}}

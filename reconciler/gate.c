@@ -1,5 +1,6 @@
 #include "gate.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,20 +130,22 @@ fail:
     return NULL;
 }
 
+struct gate_view;
+static void view_release(struct rc_ctx *x, struct gate_view *v);
+
 void rc_gate_forget(struct rc_ctx *x, const char *key)
 {
     pthread_mutex_lock(&x->mu);
     free(smap_del(x->assumed, key));
+    struct gate_view *v = smap_del(x->gate_views, key);
     pthread_mutex_unlock(&x->mu);
+    view_release(x, v);
 }
 
-/* reserved, corrected by a reservation we wrote that the cache has not shown yet */
-static int reserved_now(struct rc_ctx *x, const char *key, const json_t *wl)
+/* reserved, corrected by a reservation we wrote that the cache has not
+ * shown yet (rv: the cached Workload's resourceVersion) */
+static int reserved_now(struct rc_ctx *x, const char *key, long long rv, int reserved)
 {
-    int reserved = rc_wl_reserved(wl);
-    long long rv = strtoll(
-        jx_str(wl, "metadata.resourceVersion") ? jx_str(wl, "metadata.resourceVersion") : "0", NULL,
-        10);
     pthread_mutex_lock(&x->mu);
     struct rc_assumed *a = smap_get(x->assumed, key);
     if (a) {
@@ -172,17 +175,144 @@ static void assume(struct rc_ctx *x, const char *key, const json_t *written)
     free(old);
 }
 
-/* One Workload of the queue: what the plan needs, extracted while its full
- * tree is at hand, and the cache's compact form for the writes. */
-struct entry {
-    json_t *packed;
-    char *key, *created;
-    char *current;      /* "status|reason|message" of QuotaReserved now */
-    char *invalid;      /* why the requests cannot be counted, or NULL */
-    char *queue;        /* spec.queueName, for the LocalQueue's status */
+/* What a pass reads of one Workload, kept per Workload until its
+ * resourceVersion changes (x->gate_views, under x->mu), so a pass inflates
+ * and parses only the Workloads changed since the last one: a queue of
+ * 10,000 costs 10,000 lookups, not 10,000 parses. Immutable once made;
+ * counted references (a pass holds one per entry). */
+struct gate_view {
+    int refs;
+    long long rv;
+    uint64_t check;     /* hash of the MultiKueue check it was read for */
+    int planned;        /* 0: finished, inactive or its check Rejected */
+    int reserved;       /* holds quota (QuotaReserved) */
     int admitted;       /* Admitted=True, for the queues' status */
     int uninit;         /* no status yet: the gate's first write initialises it */
-    struct rc_req *req; /* its requests (the item borrows them) */
+    long long priority; /* spec.priority */
+    uint64_t current;   /* hash of "status|reason|message" of QuotaReserved now */
+    char *created;      /* creationTimestamp */
+    char *queue;        /* spec.queueName, for the LocalQueue's status */
+    char *invalid;      /* why the requests cannot be counted, or NULL */
+    struct rc_req *req; /* its requests (NULL when invalid) */
+};
+
+void rc_gate_view_free(void *p)
+{
+    struct gate_view *v = p;
+    if (!v)
+        return;
+    free(v->created);
+    free(v->queue);
+    free(v->invalid);
+    free(v->req);
+    free(v);
+}
+
+static void view_release(struct rc_ctx *x, struct gate_view *v)
+{
+    if (!v)
+        return;
+    pthread_mutex_lock(&x->mu);
+    int last = --v->refs == 0;
+    pthread_mutex_unlock(&x->mu);
+    if (last)
+        rc_gate_view_free(v);
+}
+
+/* The hash of QuotaReserved's "status|reason|message" (what a wait writes). */
+static uint64_t qr_hash(const char *status, const char *reason, const char *message)
+{
+    char buf[900];
+    snprintf(buf, sizeof(buf), "%s|%s|%s", status ? status : "", reason ? reason : "",
+             message ? message : "");
+    return smap_hash(buf);
+}
+
+/* The view of Workload wl (full tree) for a queue whose MultiKueue check is
+ * `check`; NULL on oom. */
+static struct gate_view *view_of(const char *key, const json_t *wl, const char *check, long long rv)
+{
+    struct gate_view *v = calloc(1, sizeof(*v));
+    if (!v)
+        return NULL;
+    v->refs = 1;
+    v->rv = rv;
+    v->check = smap_hash(check);
+    const char *st = jx_str(rc_check_find(wl, check), "state");
+    v->planned = !rc_wl_finished(wl) && jx_bool(wl, "spec.active", 1) &&
+                 !(st && strcmp(st, "Rejected") == 0);
+    json_t *qr = rc_cond_find(wl, "QuotaReserved");
+    const char *created = jx_str(wl, "metadata.creationTimestamp");
+    v->created = strdup(created ? created : "");
+    v->queue = strdup(jx_str(wl, "spec.queueName") ? jx_str(wl, "spec.queueName") : "");
+    v->reserved = rc_wl_reserved(wl);
+    v->admitted = rc_cond_true(wl, "Admitted");
+    /* a MultiKueue check limited by onFlavors is listed only once quota is
+     * reserved on one of its flavors: QuotaReserved marks a written status */
+    v->uninit = !jx_get(wl, "status.admissionChecks") && !qr;
+    v->priority = jx_int(wl, "spec.priority", 0);
+    v->current = qr_hash(jx_str(qr, "status"), jx_str(qr, "reason"), jx_str(qr, "message"));
+    struct rc_res req;
+    char err[256];
+    if (v->planned && rc_workload_requests(wl, &req, err, sizeof(err)) < 0) {
+        LOG_W(LG, "workload requests unreadable", "workload", key, "error", err);
+        /* an error on the Workload (InvalidRequests), never a wrapped number */
+        v->invalid = strdup(err);
+    } else if (v->planned) {
+        v->req = rc_req_of(&req);
+    }
+    if (!v->created || !v->queue || (v->planned && !v->invalid && !v->req)) {
+        rc_gate_view_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+static long long rv_of(const json_t *obj)
+{
+    const char *rv = jx_str(obj, "metadata.resourceVersion");
+    return rv ? strtoll(rv, NULL, 10) : 0;
+}
+
+/* A reference to the view of Workload key (packed: its cache wrapper) at its
+ * resourceVersion, made (and kept) when missing or older. NULL on oom or
+ * when the text does not decode. */
+static struct gate_view *view_get(struct rc_ctx *x, const char *key, const json_t *packed,
+                                  const char *check)
+{
+    long long rv = rv_of(packed);
+    uint64_t ch = smap_hash(check);
+    pthread_mutex_lock(&x->mu);
+    struct gate_view *v = smap_get(x->gate_views, key);
+    if (v && v->rv == rv && v->check == ch) {
+        v->refs++;
+        pthread_mutex_unlock(&x->mu);
+        return v;
+    }
+    pthread_mutex_unlock(&x->mu);
+    json_t *wl = rc_unwrap(packed);
+    v = wl ? view_of(key, wl, check, rv) : NULL;
+    json_decref(wl);
+    if (!v)
+        return NULL;
+    void *old = NULL;
+    pthread_mutex_lock(&x->mu);
+    v->refs++; /* the map's and the caller's */
+    if (smap_put(x->gate_views, key, v, &old) < 0) {
+        v->refs--; /* not kept: the next pass reads it again */
+        old = NULL;
+    }
+    pthread_mutex_unlock(&x->mu);
+    view_release(x, old);
+    return v;
+}
+
+/* One Workload of the queue: its view, and the cache's compact form for
+ * the writes. */
+struct entry {
+    json_t *packed;
+    char *key;
+    struct gate_view *view; /* a reference */
 };
 
 struct collect {
@@ -211,69 +341,6 @@ static int collect_reserve(struct collect *c, size_t n)
     return 0;
 }
 
-static int collect_full(struct collect *c, const char *key, json_t *packed, json_t *wl)
-{
-    char cq[254], err[256];
-    if (!wl || rc_wl_finished(wl) || !jx_bool(wl, "spec.active", 1))
-        return 0;
-    const char *st = jx_str(rc_check_find(wl, c->check), "state");
-    if (st && strcmp(st, "Rejected") == 0)
-        return 0;
-    if (rc_cq_of(c->x, wl, cq, sizeof(cq)) < 0 || strcmp(cq, c->cq) != 0)
-        return 0;
-    if (c->n == c->alloc && collect_reserve(c, c->alloc ? c->alloc * 2 : 64) < 0) {
-        c->oom = 1;
-        return 1;
-    }
-    struct entry *e = &c->v[c->n];
-    memset(e, 0, sizeof(*e));
-    struct rc_gate_item *it = &c->items[c->n];
-    memset(it, 0, sizeof(*it));
-    json_t *qr = rc_cond_find(wl, "QuotaReserved");
-    const char *created = jx_str(wl, "metadata.creationTimestamp");
-    e->key = strdup(key);
-    e->created = strdup(created ? created : "");
-    e->queue = strdup(jx_str(wl, "spec.queueName") ? jx_str(wl, "spec.queueName") : "");
-    e->admitted = rc_cond_true(wl, "Admitted");
-    /* a MultiKueue check limited by onFlavors is listed only once quota is
-     * reserved on one of its flavors: QuotaReserved marks a written status */
-    e->uninit = !jx_get(wl, "status.admissionChecks") && !qr;
-    if (asprintf(&e->current, "%s|%s|%s", jx_str(qr, "status") ? jx_str(qr, "status") : "",
-                 jx_str(qr, "reason") ? jx_str(qr, "reason") : "",
-                 jx_str(qr, "message") ? jx_str(qr, "message") : "") < 0)
-        e->current = NULL;
-    if (!e->key || !e->created || !e->current || !e->queue) {
-        free(e->key);
-        free(e->created);
-        free(e->current);
-        free(e->queue);
-        c->oom = 1;
-        return 1;
-    }
-    e->packed = json_incref(packed);
-    it->key = e->key;
-    it->created = e->created;
-    it->priority = jx_int(wl, "spec.priority", 0);
-    it->reserved = reserved_now(c->x, key, wl);
-    struct rc_res req;
-    if (rc_workload_requests(wl, &req, err, sizeof(err)) < 0) {
-        LOG_W(LG, "workload requests unreadable", "workload", key, "error", err);
-        it->reserved = 0;
-        /* an error on the Workload (InvalidRequests), never a wrapped number */
-        e->invalid = strdup(err);
-        it->invalid = e->invalid;
-    } else {
-        e->req = rc_req_of(&req);
-        it->req = e->req;
-    }
-    c->n++; /* freed with the others, also when out of memory */
-    if (!e->invalid && !e->req) {
-        c->oom = 1;
-        return 1;
-    }
-    return 0;
-}
-
 static int collect_one(const char *key, json_t *packed, void *ud)
 {
     struct collect *c = ud;
@@ -283,10 +350,36 @@ static int collect_one(const char *key, json_t *packed, void *ud)
     /* another queue's Workloads stay packed (the wrapper names the queue) */
     if (rc_cq_of(c->x, packed, cq, sizeof(cq)) < 0 || strcmp(cq, c->cq) != 0)
         return 0;
-    json_t *wl = rc_unwrap(packed);
-    int rc = collect_full(c, key, packed, wl);
-    json_decref(wl);
-    return rc;
+    struct gate_view *v = view_get(c->x, key, packed, c->check);
+    if (!v) {
+        c->oom = 1;
+        return 1;
+    }
+    if (!v->planned) {
+        view_release(c->x, v);
+        return 0;
+    }
+    if (c->n == c->alloc && collect_reserve(c, c->alloc ? c->alloc * 2 : 64) < 0) {
+        view_release(c->x, v);
+        c->oom = 1;
+        return 1;
+    }
+    struct entry *e = &c->v[c->n];
+    struct rc_gate_item *it = &c->items[c->n];
+    memset(it, 0, sizeof(*it));
+    *e = (struct entry){json_incref(packed), strdup(key), v};
+    c->n++; /* freed with the others, also when out of memory */
+    if (!e->key) {
+        c->oom = 1;
+        return 1;
+    }
+    it->key = e->key;
+    it->created = v->created;
+    it->priority = v->priority;
+    it->invalid = v->invalid;
+    it->req = v->req;
+    it->reserved = v->invalid ? 0 : reserved_now(c->x, key, v->rv, v->reserved);
+    return 0;
 }
 
 static int write_status(struct rc_ctx *x, json_t *wl, json_t *status, json_t **out)
@@ -440,8 +533,8 @@ static int queue_status(struct rc_ctx *x, const char *cq, const json_t *cqo,
         const char *slash = strchr(v[i].key, '/');
         size_t len = slash ? (size_t)(slash - v[i].key) : 0;
         snprintf(ns[i], sizeof(ns[i]), "%.*s", (int)(len < sizeof(ns[i]) ? len : 0), v[i].key);
-        qs[i] =
-            (struct rc_qs_item){ns[i], v[i].queue, items[i].reserved, v[i].admitted, items[i].req};
+        qs[i] = (struct rc_qs_item){ns[i], v[i].view->queue, items[i].reserved, v[i].view->admitted,
+                                    items[i].req};
     }
     long wait = qstatus_wait(x, cq);
     json_t *usage = rc_queue_usage(cqo, nominal, qs, n, NULL, NULL);
@@ -530,12 +623,10 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
             json_decref(out);
             rc_enqueue(x, 'w', it->key);
         } else if (it->decision == RC_GATE_WAIT && it->message) {
-            char want[700];
-            snprintf(want, sizeof(want), "False|%s|%s", it->reason, it->message);
-            if (strcmp(want, c.v[i].current) == 0)
+            if (qr_hash("False", it->reason, it->message) == c.v[i].view->current)
                 continue; /* already says so */
             wl = rc_unwrap(c.v[i].packed);
-            json_t *patch = wl ? wait_patch(wl, cqo, c.v[i].uninit, it, now) : NULL;
+            json_t *patch = wl ? wait_patch(wl, cqo, c.v[i].view->uninit, it, now) : NULL;
             if (!patch || write_status(x, wl, patch, NULL) < 0)
                 rc = -1;
         }
@@ -548,11 +639,7 @@ out:
     for (size_t i = 0; i < c.n; i++) {
         json_decref(c.v[i].packed);
         free(c.v[i].key);
-        free(c.v[i].created);
-        free(c.v[i].current);
-        free(c.v[i].invalid);
-        free(c.v[i].queue);
-        free(c.v[i].req);
+        view_release(x, c.v[i].view);
     }
     rc_gate_release(c.items, c.n);
     free(c.v);

@@ -24,7 +24,10 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq);
 /* Forgets when the queue status of ClusterQueue cq was written (deleted). */
 void rc_gate_forget_queue(struct rc_ctx *x, const char *cq);
 
-/* Forgets what the gate assumed about a Workload (deleted). */
+/* Frees one of x->gate_views' values (for smap_free at exit). */
+void rc_gate_view_free(void *v);
+
+/* Forgets what the gate assumed about a Workload, and its view (deleted). */
 void rc_gate_forget(struct rc_ctx *x, const char *key);
 
 #endif

@@ -616,13 +616,15 @@ static int setup_state(struct app *a, char *err, size_t errlen)
     x->lag = smap_new();
     x->assumed = smap_new();
     x->qstatus_at = smap_new();
+    x->gate_views = smap_new();
     x->drift = smap_new();
     x->lost = smap_new();
     x->why = rc_why_new();
     x->echo = rc_echo_new();
     x->podwatch = rc_podwatch_new(pods_changed, a);
-    if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->qstatus_at || !x->drift ||
-        !x->lost || !x->why || !x->echo || !x->podwatch || rc_metrics_init(&x->metrics) < 0) {
+    if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->qstatus_at || !x->gate_views ||
+        !x->drift || !x->lost || !x->why || !x->echo || !x->podwatch ||
+        rc_metrics_init(&x->metrics) < 0) {
         return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < a->cfg.nintegrations && x->nkinds < RC_MAX_KINDS; i++) {
@@ -870,6 +872,7 @@ static void teardown(struct app *a)
     smap_free(x->lag, free);
     smap_free(x->assumed, free);
     smap_free(x->qstatus_at, free);
+    smap_free(x->gate_views, rc_gate_view_free);
     smap_free(x->drift, json_decref_void);
     smap_free(x->lost, free);
     rc_inflight_free(x->inflight);
