@@ -83,6 +83,10 @@ def collect(out, kvdir, floor_mode):
             n = next((d["running"] for d in kv.values() if "running" in d), None)
             label = "%d jobs running" % n if n else label
         row("controller RSS, " + label, "MiB", "lower", "rss_%s_mib" % s)
+    # what a manager reached when its wait ran out (it is measured as it is)
+    row("remote jobs running at the jobs-running reading", "jobs", "higher", "running_reached")
+    for t in tracked:
+        row("Workloads at the %d-tracked reading" % t, "Workloads", "higher", "tracked_%d" % t)
     settle = next((d["settle"] for d in kv.values() if "settle" in d), 35)
     row("controller CPU, idle (%.0f s)" % settle, "s", "lower", "cpu_idle_s")
     row("controller CPU per dispatched job (latency + throughput runs)", "ms", "lower", None,
