@@ -397,11 +397,12 @@ int main(int argc, char **argv)
             QUEUE = argv[i + 1];
     }
     if (!dir || i >= argc || nwk < 2 || nwk > MAX_WORKERS) {
-        fprintf(stderr,
-                "usage: rc_bench --dir E2E_DIR [--manager CTX] [--workers 2..%d] [--ns NS] "
-                "[--queue LQ] [--no-floor | --floor-only] [--running] latency N RATE | throughput M "
-                "THREADS | create COUNT PREFIX\n",
-                MAX_WORKERS);
+        fprintf(
+            stderr,
+            "usage: rc_bench --dir E2E_DIR [--manager CTX] [--workers 2..%d] [--ns NS] "
+            "[--queue LQ] [--no-floor | --floor-only] [--running] latency N RATE | throughput M "
+            "THREADS | create COUNT PREFIX\n",
+            MAX_WORKERS);
         return 2;
     }
     const char *mode = argv[i];
