@@ -71,8 +71,9 @@ def collect(out, kvdir, floor_mode):
     for what, key in (("writes but Events", "writes_latency"), ("Events", "events_latency")):
         row("manager API %s per job (latency run, every client)" % what, "requests", "lower",
             None, derive=lambda d, p, key=key: (
-                d[key] / d["m_dispatch_apply_to_remote_job_samples"]
-                if not p and key in d and d.get("m_dispatch_apply_to_remote_job_samples") else None))
+                d[key] / d["m_status_remote_complete_to_manager_samples"]
+                if not p and key in d and d.get("m_status_remote_complete_to_manager_samples")
+                else None))
     tracked = sorted({int(m.group(1)) for d in kv.values() for k in d
                       for m in [re.match(r"rss_tracked_(\d+)_mib$", k)] if m})
     stages = ["idle"] + (["running"] if any("rss_running_mib" in d for d in kv.values()) else [])
@@ -90,8 +91,8 @@ def collect(out, kvdir, floor_mode):
     settle = next((d["settle"] for d in kv.values() if "settle" in d), 35)
     row("controller CPU, idle (%.0f s)" % settle, "s", "lower", "cpu_idle_s")
     row("controller CPU per dispatched job (latency + throughput runs)", "ms", "lower", None,
-        derive=lambda d, p: per(d, p + "cpu_latency_s", p + "cpu_throughput_s", "m_throughput_jobs",
-                                "m_dispatch_apply_to_remote_job_samples"))
+        derive=lambda d, p: per(d, p + "cpu_latency_s", p + "cpu_throughput_s",
+                                "m_throughput_dispatched", "m_dispatch_apply_to_remote_job_samples"))
     row("controller CPU, dispatching the running jobs", "s", "lower", "cpu_running_s")
     prev = 0
     for t in tracked:
