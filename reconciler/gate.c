@@ -142,6 +142,14 @@ void rc_gate_forget(struct rc_ctx *x, const char *key)
     view_release(x, v);
 }
 
+/* An object's resourceVersion as a number (the API server's are etcd
+ * revisions; 0 when absent), to tell which of two states is newer. */
+static long long rv_of(const json_t *obj)
+{
+    const char *rv = jx_str(obj, "metadata.resourceVersion");
+    return rv ? strtoll(rv, NULL, 10) : 0;
+}
+
 /* reserved, corrected by a reservation we wrote that the cache has not
  * shown yet (rv: the cached Workload's resourceVersion) */
 static int reserved_now(struct rc_ctx *x, const char *key, long long rv, int reserved)
@@ -163,8 +171,7 @@ static void assume(struct rc_ctx *x, const char *key, const json_t *written)
     struct rc_assumed *a = malloc(sizeof(*a));
     if (!a)
         return;
-    const char *rv = jx_str(written, "metadata.resourceVersion");
-    a->rv = rv ? strtoll(rv, NULL, 10) : 0;
+    a->rv = rv_of(written);
     a->reserved = 1;
     a->at_ms = clk_now_ms();
     void *old = NULL;
@@ -266,12 +273,6 @@ static struct gate_view *view_of(const char *key, const json_t *wl, const char *
         return NULL;
     }
     return v;
-}
-
-static long long rv_of(const json_t *obj)
-{
-    const char *rv = jx_str(obj, "metadata.resourceVersion");
-    return rv ? strtoll(rv, NULL, 10) : 0;
 }
 
 /* A reference to the view of Workload key (packed: its cache wrapper) at its

@@ -139,36 +139,6 @@ static json_t *build(const struct mk_kind *k, const json_t *job, const json_t *g
     return rc_build_workload(k, job, queue, err, errlen);
 }
 
-/* The gate initialises the status of the Workloads it looks at, in its
- * first write (gate.c); an inactive one it never looks at gets it here. */
-static int init_status(struct rc_ctx *x, json_t *wl, const char *cq)
-{
-    if (jx_get(wl, "status.admissionChecks") || jx_bool(wl, "spec.active", 1))
-        return 0;
-    json_t *cqo = kcache_get(x->clusterqueues, cq);
-    /* before admission only the checks on every flavor (onFlavors, as Kueue) */
-    json_t *checks = cqo ? rc_checks_for_workload(cqo, NULL) : json_array();
-    char now[32];
-    rc_now_rfc3339(now);
-    json_t *status =
-        rc_initial_status(checks, "PendingEvaluation", "Waiting for the quota gate", now);
-    json_decref(checks);
-    json_decref(cqo);
-    json_t *body = status ? json_pack("{s:{s:s?},s:o}", "metadata", "resourceVersion",
-                                      jx_str(wl, "metadata.resourceVersion"), "status", status)
-                          : NULL;
-    struct kc_status st;
-    int rc = body ? kc_patch(x->mgr, &WORKLOADS, jx_str(wl, "metadata.namespace"),
-                             jx_str(wl, "metadata.name"), "status", KC_PATCH_MERGE, body, NULL,
-                             NULL, &st)
-                  : -1;
-    json_decref(body);
-    if (rc < 0 && body)
-        LOG_I(LG, "initial workload status not written", "workload", jx_str(wl, "metadata.name"),
-              "error", st.message);
-    return rc < 0 ? -1 : 0;
-}
-
 /* The job's kueue.x-k8s.io/priority-class label changed: the Workload's
  * priority follows (Kueue's UpdateWorkloadPriority), with its Event on the
  * job. Returns 0 or -1 (retry: the class missing, a conflict). */
@@ -225,12 +195,11 @@ static int as_component(json_t *wl, const json_t *lws, long long index, const ch
 
 /* Creates Workload wname of the job (of its pod group when group is given,
  * of replica `index` of a LeaderWorkerSet when index >= 0) when missing, with
- * its priority (priority.h), and its initial status; updates the priority
+ * its priority (priority.h; its first status is the quota gate's); updates the priority
  * when the job's kueue.x-k8s.io/priority-class label changed. Returns 0 or
  * -1 (retry). */
 static int ensure(struct rc_ctx *x, const struct mk_kind *k, const json_t *job, const json_t *group,
-                  long long index, const char *queue, const char *wname, const char *key,
-                  const char *cq)
+                  long long index, const char *queue, const char *wname, const char *key)
 {
     const char *ns = jx_str(job, "metadata.namespace");
     /* the job's WorkloadPriorityClass (a pod group's: its first pod's) */
@@ -277,8 +246,6 @@ static int ensure(struct rc_ctx *x, const struct mk_kind *k, const json_t *job, 
     } else if (rc_priority_needs_update(wl, label) && update_priority(x, k, job, wl, label) < 0) {
         rc = -1;
     }
-    if (init_status(x, wl, cq) < 0)
-        rc = -1;
     json_decref(wl);
     return rc;
 }
@@ -318,7 +285,7 @@ int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
             LOG_W(LG, "cannot build the workloads of a LeaderWorkerSet", "job", key, "error",
                   "spec.replicas must be an integer from 0 to 1000");
         for (long long i = 0; i < n && mk_lws_workload_name(job, i, wname, sizeof(wname)) == 0; i++)
-            if (ensure(x, k, job, NULL, i, queue, wname, key, cq) < 0)
+            if (ensure(x, k, job, NULL, i, queue, wname, key) < 0)
                 rc = -1;
         rc_enqueue(x, 'q', cq);
         goto out;
@@ -331,7 +298,7 @@ int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
         rc = -1;
         goto out;
     }
-    rc = ensure(x, k, job, group, -1, queue, wname, key, cq);
+    rc = ensure(x, k, job, group, -1, queue, wname, key);
     rc_enqueue(x, 'q', cq);
 out:
     json_decref(group);

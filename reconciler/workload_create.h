@@ -1,7 +1,7 @@
 /* Standalone mode: the manager Workload of a job whose queue leads to a
  * MultiKueue AdmissionCheck, built the way Kueue's job integration does
- * (name, owner reference, pod sets, queueName, priority, finalizer), and
- * its initial status (the ClusterQueue's checks, all Pending). */
+ * (name, owner reference, pod sets, queueName, priority, finalizer). Its
+ * first status is the quota gate's (gate.c). */
 #ifndef MKUEUE_RC_WORKLOAD_CREATE_H
 #define MKUEUE_RC_WORKLOAD_CREATE_H
 
@@ -20,7 +20,8 @@ json_t *rc_build_workload(const struct mk_kind *k, const json_t *job, const char
  * message in err while the group is incomplete or inconsistent. */
 json_t *rc_build_group_workload(const json_t *pods, const char *queue, char *err, size_t errlen);
 
-/* The initial status patch: every check of the ClusterQueue Pending, and
+/* The status of a Workload's first write (the gate's, while it waits):
+ * every check of the ClusterQueue Pending, and
  * QuotaReserved False with reason and message (new reference). checks is an
  * array of names. */
 json_t *rc_initial_status(const json_t *checks, const char *reason, const char *message,

@@ -128,6 +128,8 @@ teardown() {
     eventually 20 is_eq WaitingForQuota rc_wl "$NS" second '{.status.conditions[?(@.type=="QuotaReserved")].reason}'
     msg=$(rc_wl "$NS" second '{.status.conditions[?(@.type=="QuotaReserved")].message}')
     [[ "$msg" == "Waiting for quota: ClusterQueue team-a-cq: "*" of 16 cpu in use, the workload requests 8" ]]
+    # the gate's first write also lists the queue's check, Pending (no separate initial status)
+    [ "$(rc_wl "$NS" second '{.status.admissionChecks[0].state}')" = Pending ]
     rc_job "$NS" huge 40
     eventually 20 is_eq ExceedsMaxQuota rc_wl "$NS" huge '{.status.conditions[?(@.type=="QuotaReserved")].reason}'
     # nothing is dispatched without quota
