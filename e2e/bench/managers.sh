@@ -11,18 +11,22 @@
 #                      kueue-system, its job webhook setting managedBy)
 # Per mode (figures in build/bench/managers-w<W>.json, table by render.py):
 #   - apply -> remote job exists and remote Complete -> manager Complete,
-#     p50/p99 over BENCH_N jobs at BENCH_RATE/s (rc_bench latency);
+#     p50/p99 over BENCH_N jobs at BENCH_RATE/s (rc_bench latency), then
+#     again at BENCH_RATE_LOW/s, a pace the manager's 50 queries/s carry (at
+#     10/s the managers ask for about 100 writes/s: the first run measures
+#     the queue behind the client's rate limit);
 #   - BENCH_M jobs created at once by BENCH_THREADS threads: jobs/s and the
 #     seconds until the last remote job exists (rc_bench throughput);
 #   - the manager-side controllers' RSS (VmRSS, MiB) and CPU seconds
 #     (utime + stime from /proc/PID/stat): idle, with BENCH_RUNNING jobs
 #     running on the workers, and with each of BENCH_TRACKED Workloads on
 #     the manager (jobs in a ClusterQueue without quota);
-#   - the manager API server's writes per job during the latency run, from
+#   - the manager API server's writes per job during each latency run, from
 #     every client (the bench's own job creates included; Events apart);
 #   - the floor (the same API calls made directly) in the first mode only.
 # Settings: BENCH_MODES (default all three, in that order), MKUEUE_WORKERS
-# (2: worker-1..worker-W of the bed), BENCH_N 200, BENCH_RATE 10, BENCH_M
+# (2: worker-1..worker-W of the bed), BENCH_N 200, BENCH_RATE 10,
+# BENCH_RATE_LOW 3 ("" or 0 skips the second latency run), BENCH_M
 # 2000, BENCH_THREADS 8, BENCH_RUNNING 1000, BENCH_TRACKED "10000 50000"
 # ("" skips), BENCH_KEEP_BED=1 (keep a running bed, leave it up). The
 # table covers the modes of this run and those of an earlier run not run
@@ -38,7 +42,8 @@ export MKUEUE_WORKER2_PORT=${MKUEUE_WORKER2_PORT:-17402}
 export MKUEUE_PORT_BASE=${MKUEUE_PORT_BASE:-20400}
 MODES=${BENCH_MODES:-mkueue-standalone mkueue-with-kueue kueue}
 W=${MKUEUE_WORKERS:-2}
-N=${BENCH_N:-200} RATE=${BENCH_RATE:-10} M=${BENCH_M:-2000} THREADS=${BENCH_THREADS:-8}
+N=${BENCH_N:-200} RATE=${BENCH_RATE:-10} RATE_LOW=${BENCH_RATE_LOW-3} M=${BENCH_M:-2000} THREADS=${BENCH_THREADS:-8}
+if [ "$RATE_LOW" = 0 ]; then RATE_LOW=; fi # 0 skips the second latency run, as "" does
 RUNNING=${BENCH_RUNNING:-1000}
 TRACKED=${BENCH_TRACKED-10000 50000}
 RC_PORT=${BENCH_METRICS_PORT:-18399}
@@ -51,7 +56,8 @@ TB=$ROOT/e2e/testbed.sh
 HZ=$(getconf CLK_TCK)
 WORKERS=()
 for i in $(seq "$W"); do WORKERS+=("worker-$i"); done
-NSS=(bench bench-warm bench-run bench-idle)
+# bench-low: the second latency run's jobs
+NSS=(bench bench-low bench-warm bench-run bench-idle)
 log() { echo "bench-managers: $(date +%T) $*" >&2; }
 
 cleanup() {
@@ -303,6 +309,27 @@ settle() { sleep "${BENCH_SETTLE:-35}"; }
 
 rcb() { "$BENCH" --dir "$MKUEUE_E2E_DIR" --manager "$CTX" --workers "$W" "$@"; }
 
+# latency NS RATE SUFFIX FLOOR: N jobs at RATE/s in NS (each run its own
+# namespace: rc_bench names the jobs lat-K), keys m<SUFFIX>_*,
+# writes_latency<SUFFIX>, events_latency<SUFFIX> and stage latency<SUFFIX>
+# (so the throughput stage's CPU stays the throughput run's); FLOOR empty
+# (the floor mode): then its floor, the same count and rate
+latency() {
+    local ns=$1 rate=$2 sfx=$3 w0 e0
+    log "$MODE: latency, $N jobs at $rate/s"
+    w0=$(manager_writes other) e0=$(manager_writes events)
+    rcb --ns "$ns" --no-floor latency "$N" "$rate" | sed "s/^/m${sfx}_/" >>"$KV/$MODE.kv"
+    sleep 5 # the last jobs' trailing writes (finalizers, queue status)
+    put "writes_latency$sfx" $(($(manager_writes other) - w0))
+    put "events_latency$sfx" $(($(manager_writes events) - e0))
+    stage "latency$sfx"
+    if [ -z "$4" ]; then
+        log "$MODE: the floor of the latency run at $rate/s"
+        rcb --ns "$ns" --floor-only latency "$N" "$rate" | sed "s/^/m${sfx}_/" >>"$KV/$MODE.kv"
+        zero # the floor's time is not the controllers'
+    fi
+}
+
 run_mode() {
     MODE=$1
     OURS=() KUEUE=()
@@ -343,6 +370,8 @@ run_mode() {
     rcb --ns bench-warm --no-floor latency 1 1 >/dev/null
     : >"$KV/$MODE.kv"
     put workers "$W"
+    put rate "$RATE"
+    if [ -n "$RATE_LOW" ]; then put rate_low "$RATE_LOW"; fi
     put running "$RUNNING"
     put settle "${BENCH_SETTLE:-35}"
     put load1 "$(cut -d' ' -f1 /proc/loadavg)"
@@ -351,19 +380,8 @@ run_mode() {
     stage idle
     local floor=--no-floor
     [ "$MODE" = "$FLOOR_MODE" ] && floor=
-    log "$MODE: latency, $N jobs at $RATE/s"
-    local w0 e0
-    w0=$(manager_writes other) e0=$(manager_writes events)
-    rcb --ns bench --no-floor latency "$N" "$RATE" | sed 's/^/m_/' >>"$KV/$MODE.kv"
-    sleep 5 # the last jobs' trailing writes (finalizers, queue status)
-    put writes_latency $(($(manager_writes other) - w0))
-    put events_latency $(($(manager_writes events) - e0))
-    stage latency
-    if [ -z "$floor" ]; then
-        log "$MODE: the floor of the latency run"
-        rcb --ns bench --floor-only latency "$N" "$RATE" | sed 's/^/m_/' >>"$KV/$MODE.kv"
-        zero # the floor's time is not the controllers'
-    fi
+    latency bench "$RATE" "" "$floor"
+    if [ -n "$RATE_LOW" ]; then latency bench-low "$RATE_LOW" _low "$floor"; fi
     log "$MODE: throughput, $M jobs at once"
     rcb --ns bench $floor throughput "$M" "$THREADS" | sed 's/^/m_/' >>"$KV/$MODE.kv"
     stage throughput

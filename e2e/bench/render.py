@@ -17,16 +17,24 @@ import sys
 
 MODES = ["mkueue-standalone", "mkueue-with-kueue", "kueue"]
 ORDER = MODES[:2] + ["kueue-in-with-kueue"] + MODES[2:] + ["floor"]
+# the latency runs: (key prefix, key of its rate, the rate of files written
+# before the rate was recorded: BENCH_RATE's default then); BENCH_RATE_LOW's
+# run is the one the managers' 50 queries/s carry
+LATENCY = [("m_", "rate", 10), ("m_low_", "rate_low", 3)]
+# (metric with %s for "at RATE/s", unit, better, key in the mode's file,
+# key in the floor mode's file), the keys without the run's prefix
+LATENCY_ROWS = [
+    ("apply -> remote job %s, p50", "ms", "lower", "dispatch_apply_to_remote_job_p50_ms",
+     "dispatch_floor_direct_calls_p50_ms"),
+    ("apply -> remote job %s, p99", "ms", "lower", "dispatch_apply_to_remote_job_p99_ms",
+     "dispatch_floor_direct_calls_p99_ms"),
+    ("remote finished -> manager finished %s, p50", "ms", "lower",
+     "status_remote_complete_to_manager_p50_ms", "status_floor_direct_calls_p50_ms"),
+    ("remote finished -> manager finished %s, p99", "ms", "lower",
+     "status_remote_complete_to_manager_p99_ms", "status_floor_direct_calls_p99_ms"),
+]
 # (metric, unit, better, key in the mode's file, key in the floor mode's file)
 FIXED = [
-    ("apply -> remote job, p50", "ms", "lower", "m_dispatch_apply_to_remote_job_p50_ms",
-     "m_dispatch_floor_direct_calls_p50_ms"),
-    ("apply -> remote job, p99", "ms", "lower", "m_dispatch_apply_to_remote_job_p99_ms",
-     "m_dispatch_floor_direct_calls_p99_ms"),
-    ("remote finished -> manager finished, p50", "ms", "lower",
-     "m_status_remote_complete_to_manager_p50_ms", "m_status_floor_direct_calls_p50_ms"),
-    ("remote finished -> manager finished, p99", "ms", "lower",
-     "m_status_remote_complete_to_manager_p99_ms", "m_status_floor_direct_calls_p99_ms"),
     ("dispatch throughput, jobs at once", "jobs/s", "higher", "m_throughput_jobs_per_s",
      "m_throughput_floor_jobs_per_s"),
     ("until the last remote job exists", "s", "lower", "m_throughput_seconds",
@@ -66,14 +74,28 @@ def collect(out, kvdir, floor_mode):
         if values:
             rows.append({"metric": metric, "unit": unit, "better": better, "values": values})
 
+    floor = kv.get(floor_mode, {})
+    for pre, rate_key, default in LATENCY:
+        at = rate_label(kv, pre, rate_key, default)
+        for metric, unit, better, key, floor_key in LATENCY_ROWS:
+            row(metric % at, unit, better, pre + key, pre + floor_key)
+        # the project's goal: dispatch p99 within 2x of the floor's
+        row("apply -> remote job %s, p99 / floor p99" % at, "x", "lower", None,
+            derive=lambda d, p, pre=pre: (
+                d[pre + "dispatch_apply_to_remote_job_p99_ms"] /
+                floor[pre + "dispatch_floor_direct_calls_p99_ms"]
+                if not p and pre + "dispatch_apply_to_remote_job_p99_ms" in d and
+                floor.get(pre + "dispatch_floor_direct_calls_p99_ms") else None))
     for r in FIXED:
         row(*r)
-    for what, key in (("writes but Events", "writes_latency"), ("Events", "events_latency")):
-        row("manager API %s per job (latency run, every client)" % what, "requests", "lower",
-            None, derive=lambda d, p, key=key: (
-                d[key] / d["m_status_remote_complete_to_manager_samples"]
-                if not p and key in d and d.get("m_status_remote_complete_to_manager_samples")
-                else None))
+    for pre, rate_key, default in LATENCY:
+        at = rate_label(kv, pre, rate_key, default)
+        n = pre + "status_remote_complete_to_manager_samples"
+        for what, key in (("writes but Events", "writes_latency"), ("Events", "events_latency")):
+            key += pre[1:-1]  # m_low_: writes_latency_low
+            row("manager API %s per job (latency run %s, every client)" % (what, at), "requests",
+                "lower", None, derive=lambda d, p, key=key, n=n: (
+                    d[key] / d[n] if not p and key in d and d.get(n) else None))
     tracked = sorted({int(m.group(1)) for d in kv.values() for k in d
                       for m in [re.match(r"rss_tracked_(\d+)_mib$", k)] if m})
     stages = ["idle"] + (["running"] if any("rss_running_mib" in d for d in kv.values()) else [])
@@ -113,6 +135,14 @@ def collect(out, kvdir, floor_mode):
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
+
+
+def rate_label(kv, pre, rate_key, default):
+    """ "at RATE/s" of a latency run, from the modes that have it"""
+    rates = sorted({d.get(rate_key, default) for d in kv.values()
+                    if pre + "dispatch_apply_to_remote_job_p50_ms" in d or
+                    pre + "dispatch_floor_direct_calls_p50_ms" in d})
+    return "at %s/s" % " and ".join("%g" % r for r in (rates or [default]))
 
 
 def per(d, a, b, n1, n2):
