@@ -107,16 +107,48 @@ static int make_key(const char *ns, const char *name, char *out, size_t outlen)
     return n < 0 || (size_t)n >= outlen ? -1 : 0;
 }
 
+const char *kcache_rec_tail(const json_t *obj, unsigned n, size_t *len)
+{
+    const char *s = json_string_value(obj);
+    size_t size = json_string_length(obj), off = 0;
+    if (!s)
+        return NULL;
+    for (unsigned i = 0; i < n; i++) {
+        const char *nul = memchr(s + off, '\0', size - off);
+        if (!nul)
+            return NULL;
+        off = (size_t)(nul - s) + 1;
+    }
+    *len = size - off;
+    return s + off;
+}
+
+const char *kcache_rec_field(const json_t *obj, unsigned i)
+{
+    size_t left = 0;
+    const char *p = kcache_rec_tail(obj, i, &left);
+    /* the field must end inside the record */
+    return p && left && *p && memchr(p, '\0', left) ? p : NULL;
+}
+
+/* Metadata field f ("name", "namespace", "resourceVersion") of an object,
+ * or field rec of a record. */
+static const char *md_field(const json_t *obj, const char *f, unsigned rec)
+{
+    if (json_is_string(obj))
+        return kcache_rec_field(obj, rec);
+    return json_string_value(json_object_get(json_object_get(obj, "metadata"), f));
+}
+
 int kcache_key(json_t *obj, char *out, size_t outlen)
 {
-    json_t *md = json_object_get(obj, "metadata");
-    return make_key(json_string_value(json_object_get(md, "namespace")),
-                    json_string_value(json_object_get(md, "name")), out, outlen);
+    return make_key(md_field(obj, "namespace", KCACHE_REC_NAMESPACE),
+                    md_field(obj, "name", KCACHE_REC_NAME), out, outlen);
 }
 
 static const char *resource_version(json_t *obj)
 {
-    return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+    return md_field(obj, "resourceVersion", KCACHE_REC_RV);
 }
 
 /* ---- readers -------------------------------------------------------------- */

@@ -50,8 +50,22 @@ void kcache_set_transform(struct kcache *c, json_t *(*fn)(json_t *obj, void *ud)
 void kcache_set_max_objects(struct kcache *c, size_t max);
 size_t kcache_max_objects(struct kcache *c);
 
-/* Key of an object: "ns/name" or "name". Writes into out; returns 0, or -1
- * when metadata.name is missing or empty or the key does not fit. */
+/* Compact records. A transform may store, instead of an object, a JSON
+ * string of bytes (never serialized): NUL-terminated fields, the first three
+ * the object's metadata name, namespace and resourceVersion ("" when
+ * absent), then whatever its owner keeps. A jansson object costs about a
+ * kilobyte before its first member; a record, its bytes and 64. The cache
+ * reads a record's key and version from those three fields. */
+enum { KCACHE_REC_NAME, KCACHE_REC_NAMESPACE, KCACHE_REC_RV, KCACHE_REC_FIELDS };
+/* Field i of a record (borrowed), NULL when obj is not a record, has fewer
+ * fields, or the field is empty. */
+const char *kcache_rec_field(const json_t *obj, unsigned i);
+/* The bytes after a record's first n fields (borrowed, *len set), NULL
+ * when obj is not a record or has fewer fields. */
+const char *kcache_rec_tail(const json_t *obj, unsigned n, size_t *len);
+
+/* Key of an object or record: "ns/name" or "name". Writes into out; returns
+ * 0, or -1 when the name is missing or empty or the key does not fit. */
 int kcache_key(json_t *obj, char *out, size_t outlen);
 
 /* Returns a new reference (json_decref it) or NULL. */

@@ -97,13 +97,9 @@ int rc_mk_check_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen)
 
 int rc_cq_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen)
 {
-    const char *ns = jx_str(wl, "metadata.namespace");
-    /* a full Workload, or the cache's wrapper of one (pack.h) */
-    const char *q =
-        jx_str(wl, "spec.queueName") ? jx_str(wl, "spec.queueName") : rc_packed_queue(wl);
-    const char *adm = jx_str(wl, "status.admission.clusterQueue")
-                          ? jx_str(wl, "status.admission.clusterQueue")
-                          : rc_packed_admission_cq(wl);
+    /* a full Workload, or the cache's record of one (pack.h) */
+    const char *ns = rc_md(wl, RC_MD_NAMESPACE), *q = rc_md(wl, RC_MD_QUEUE);
+    const char *adm = rc_md(wl, RC_MD_ADMISSION_CQ);
     if (adm) {
         snprintf(out, outlen, "%s", adm);
         return 0;

@@ -146,7 +146,7 @@ void rc_gate_forget(struct rc_ctx *x, const char *key)
  * revisions; 0 when absent), to tell which of two states is newer. */
 static long long rv_of(const json_t *obj)
 {
-    const char *rv = jx_str(obj, "metadata.resourceVersion");
+    const char *rv = rc_md(obj, RC_MD_RV);
     return rv ? strtoll(rv, NULL, 10) : 0;
 }
 
@@ -275,7 +275,7 @@ static struct gate_view *view_of(const char *key, const json_t *wl, const char *
     return v;
 }
 
-/* A reference to the view of Workload key (packed: its cache wrapper) at its
+/* A reference to the view of Workload key (packed: its cache record) at its
  * resourceVersion, made (and kept) when missing or older. NULL on oom or
  * when the text does not decode. */
 static struct gate_view *view_get(struct rc_ctx *x, const char *key, const json_t *packed,
@@ -348,7 +348,7 @@ static int collect_one(const char *key, json_t *packed, void *ud)
     char cq[254];
     if (rc_wl_deleting(packed))
         return 0;
-    /* another queue's Workloads stay packed (the wrapper names the queue) */
+    /* another queue's Workloads stay packed (the record names the queue) */
     if (rc_cq_of(c->x, packed, cq, sizeof(cq)) < 0 || strcmp(cq, c->cq) != 0)
         return 0;
     struct gate_view *v = view_get(c->x, key, packed, c->check);

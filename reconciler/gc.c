@@ -5,6 +5,7 @@
 
 #include "jsonx.h"
 #include "log.h"
+#include "pack.h"
 #include "probe.h"
 #include "wlstatus.h"
 
@@ -31,15 +32,16 @@ static int orphaned(struct rc_ctx *x, const char *ns, const char *name)
 
 static int origin_ok(struct rc_ctx *x, const json_t *obj)
 {
-    const char *o = jx_str(obj, "metadata.labels[" MK_ORIGIN_LABEL "]");
+    const char *o = rc_md(obj, RC_MD_ORIGIN);
     return o && strcmp(o, x->cfg->origin) == 0;
 }
 
+/* obj: a cached record or a full object */
 static int delete_obj(struct rc_ctx *x, const char *cluster, struct kc_client *c,
                       const struct kc_resource *res, const json_t *obj, const char *propagation)
 {
     struct kc_status st;
-    const char *ns = jx_str(obj, "metadata.namespace"), *name = jx_str(obj, "metadata.name");
+    const char *ns = rc_md(obj, RC_MD_NAMESPACE), *name = rc_md(obj, RC_MD_NAME);
     if (!origin_ok(x, obj))
         return 0; /* invariant 1 */
     /* one of the worker's slots (inflight.h); a busy worker waits for the next pass */
@@ -48,13 +50,15 @@ static int delete_obj(struct rc_ctx *x, const char *cluster, struct kc_client *c
     st.http = 0;
     st.transport_code = 0;
     if (res == &WORKLOADS && rc_has_finalizer(obj, RC_FINALIZER)) {
-        json_t *p = rc_finalizer_removal(obj, RC_FINALIZER);
+        json_t *full = rc_unwrap(obj); /* the whole list of finalizers */
+        json_t *p = full ? rc_finalizer_removal(full, RC_FINALIZER) : NULL;
+        json_decref(full);
         int rc = p ? kc_patch(c, res, ns, name, NULL, KC_PATCH_MERGE, p, NULL, NULL, &st) : -1;
         json_decref(p);
         if (rc < 0 && !kc_is_not_found(&st))
             goto fail;
     }
-    if (kc_delete(c, res, ns, name, propagation, jx_str(obj, "metadata.uid"), &st) < 0 &&
+    if (kc_delete(c, res, ns, name, propagation, rc_md(obj, RC_MD_UID), &st) < 0 &&
         !kc_is_not_found(&st) && st.http != 409)
         goto fail;
     rc_inflight_leave(x->inflight, cluster, RC_ANSWER_YES);
@@ -85,8 +89,8 @@ int rc_gc_cluster(struct rc_ctx *x, const char *cluster)
     }
     struct kc_client *c = mkcs_conn_client(conn);
     /* jobs first, so a job whose Workload already vanished still goes. The
-     * remote caches hold rc_pack_remote wrappers: the metadata read here
-     * (labels, annotations, finalizers, uid...) is kept in them. */
+     * remote caches hold records (pack.h): the passes read their fields,
+     * and only an orphan is unwrapped for its deletion. */
     for (int k = 0; k < x->nkinds; k++) {
         json_t *jobs = kcache_list(mkcs_conn_cache(conn, (size_t)(1 + k)), NULL);
         struct kc_resource res = mk_kind_resource(x->kinds[k]);
@@ -95,7 +99,7 @@ int rc_gc_cluster(struct rc_ctx *x, const char *cluster)
         json_array_foreach(jobs, i, j)
         {
             const char *pb = rc_prebuilt_name(j);
-            const char *ns = jx_str(j, "metadata.namespace");
+            const char *ns = rc_md(j, RC_MD_NAMESPACE);
             if (!pb || !ns || rc_wl_deleting(j) || !orphaned(x, ns, pb))
                 continue;
             if (delete_obj(x, cluster, c, &res, j, "Background") < 0)
@@ -108,7 +112,7 @@ int rc_gc_cluster(struct rc_ctx *x, const char *cluster)
     json_t *w;
     json_array_foreach(wls, i, w)
     {
-        const char *ns = jx_str(w, "metadata.namespace"), *name = jx_str(w, "metadata.name");
+        const char *ns = rc_md(w, RC_MD_NAMESPACE), *name = rc_md(w, RC_MD_NAME);
         if (!ns || !name || (rc_wl_deleting(w) && !rc_has_finalizer(w, RC_FINALIZER)) ||
             !orphaned(x, ns, name))
             continue;

@@ -101,7 +101,7 @@ static void gate_poke(struct app *a, const json_t *packed)
     /* a batch window: twice the last pass, so a big queue's passes (which
      * read every Workload of the queue) take at most a third of a core */
     long last = __atomic_load_n(&a->x.gate_last_ms, __ATOMIC_RELAXED);
-    if (rc_cq_of(&a->x, packed, cq, sizeof(cq)) == 0) /* the wrapper names the queue */
+    if (rc_cq_of(&a->x, packed, cq, sizeof(cq)) == 0) /* the record names the queue */
         rc_enqueue_after(&a->x, 'q', cq, last * 2 > 20 ? last * 2 : 20);
 }
 
@@ -161,7 +161,7 @@ static void job_key(struct kind_ud *k, const char *key, json_t *obj, int wl_too)
 
 static void job_add(const char *key, json_t *packed, void *ud)
 {
-    job_key(ud, key, packed, 0); /* only the key: the wrapper's metadata suffices */
+    job_key(ud, key, packed, 0); /* only the key: the record suffices */
 }
 
 static void job_update(const char *key, json_t *packed_old, json_t *packed, void *ud)
@@ -334,7 +334,7 @@ static void remote_job_event(const char *cluster, const char *key, json_t *obj, 
 {
     (void)cluster, (void)key, (void)deleted;
     struct app *a = ud;
-    const char *ns = jx_str(obj, "metadata.namespace");
+    const char *ns = rc_md(obj, RC_MD_NAMESPACE);
     const char *pb = rc_prebuilt_name(obj);
     if (!ns || !pb)
         return;
@@ -564,9 +564,7 @@ static int add_informer(struct app *a, struct kc_resource res, const char *ns,
     if (!*cache || (h && kcache_add_handlers(*cache, h) < 0))
         return -1;
     /* the bulk of the memory: every manager job and Workload, kept compact */
-    if (h && h->on_add == wl_add)
-        kcache_set_transform(*cache, rc_pack_workload, NULL);
-    else if (h && h->on_add == job_add)
+    if (h && (h->on_add == wl_add || h->on_add == job_add))
         kcache_set_transform(*cache, rc_pack, NULL);
     struct informed *in = &a->inf[a->ninf++];
     in->res = res;
@@ -784,11 +782,11 @@ static int setup_workers(struct app *a, char *err, size_t errlen)
     snprintf(selector, sizeof(selector), "%s=%s", MK_ORIGIN_LABEL, a->cfg.origin);
     struct mkcs_watch watches[1 + RC_MAX_KINDS + MK_REF_KINDS];
     /* remote copies compacted like the manager's (readers unwrap them) */
-    watches[0] = (struct mkcs_watch){{G, V, "workloads", 1}, selector, remote_wl_event, a,
-                                     rc_pack_remote,         0};
+    watches[0] =
+        (struct mkcs_watch){{G, V, "workloads", 1}, selector, remote_wl_event, a, rc_pack, 0};
     for (int k = 0; k < x->nkinds; k++)
         watches[1 + k] = (struct mkcs_watch){
-            mk_kind_resource(x->kinds[k]), selector, remote_job_event, a, rc_pack_remote, 0};
+            mk_kind_resource(x->kinds[k]), selector, remote_job_event, a, rc_pack, 0};
     size_t nwatches = (size_t)(1 + x->nkinds);
     if (a->cfg.data_aware) { /* names of what jobs reference (podrefs.h), metadata only */
         x->refs_watch = (int)nwatches;

@@ -15,9 +15,9 @@ static int by_name(const void *a, const void *b)
                   jx_str(*(json_t *const *)b, "metadata.name"));
 }
 
-/* Unwraps the objects of ns that keep(wrapper, full, arg) accepts. */
+/* Unwraps the objects of ns that keep(record, full, arg) accepts. */
 static json_t *select_pods(struct kcache *c, const char *ns, const char *arg,
-                           int (*keep)(const json_t *wrapper, const json_t *pod, const char *arg))
+                           int (*keep)(const json_t *record, const json_t *pod, const char *arg))
 {
     json_t *all = kcache_list(c, ns), *out = json_array();
     if (!all || !out)
@@ -26,7 +26,7 @@ static json_t *select_pods(struct kcache *c, const char *ns, const char *arg,
     json_t *w;
     json_array_foreach(all, i, w)
     {
-        if (!keep(w, NULL, arg)) /* what the wrapper tells, before unwrapping */
+        if (!keep(w, NULL, arg)) /* what the record tells, before unwrapping */
             continue;
         json_t *pod = rc_unwrap(w);
         if (pod && (!jx_str(pod, "metadata.name") || !keep(w, pod, arg))) {
@@ -56,19 +56,19 @@ fail_out:
     return NULL;
 }
 
-/* The manager's wrapper keeps no labels: every pod of ns is unwrapped. */
-static int in_group(const json_t *wrapper, const json_t *pod, const char *group)
+/* The record keeps no group label: every pod of ns is unwrapped. */
+static int in_group(const json_t *record, const json_t *pod, const char *group)
 {
-    (void)wrapper;
+    (void)record;
     if (!pod)
         return 1;
     const char *g = mk_pod_group_name(pod);
     return g && strcmp(g, group) == 0;
 }
 
-static int of_workload(const json_t *wrapper, const json_t *pod, const char *wl_name)
+static int of_workload(const json_t *record, const json_t *pod, const char *wl_name)
 {
-    const char *pb = rc_prebuilt_name(pod ? pod : wrapper);
+    const char *pb = rc_prebuilt_name(pod ? pod : record);
     return pb && strcmp(pb, wl_name) == 0;
 }
 

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "jsonx.h"
+#include "pack.h"
 #include "kinds/kinds.h"
 #include "patch.h"
 
@@ -207,11 +208,22 @@ int rc_wl_admitted(const json_t *wl)
 
 int rc_wl_deleting(const json_t *obj)
 {
-    return jx_str(obj, "metadata.deletionTimestamp") != NULL;
+    return rc_md(obj, RC_MD_DELETION) != NULL;
 }
 
 int rc_has_finalizer(const json_t *obj, const char *finalizer)
 {
+    if (rc_packed(obj)) {
+        size_t n = strlen(finalizer);
+        for (const char *p = rc_md(obj, RC_MD_FINALIZERS); p;) {
+            const char *end = strchr(p, '\n');
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            if (len == n && memcmp(p, finalizer, n) == 0)
+                return 1;
+            p = end ? end + 1 : NULL;
+        }
+        return 0;
+    }
     size_t i;
     json_t *f;
     json_array_foreach(jx_get(obj, "metadata.finalizers"), i, f)
@@ -271,8 +283,8 @@ json_t *rc_finalizer_removal(const json_t *obj, const char *finalizer)
 
 const char *rc_prebuilt_name(const json_t *job)
 {
-    const char *pb = jx_str(job, "metadata.labels[" MK_PREBUILT "]");
-    return pb ? pb : jx_str(job, "metadata.annotations[" MK_PREBUILT "]");
+    const char *pb = rc_md(job, RC_MD_PREBUILT_LABEL);
+    return pb ? pb : rc_md(job, RC_MD_PREBUILT_ANNOT);
 }
 
 json_t *rc_wl_owner(const json_t *wl)

@@ -20,7 +20,8 @@
 #   - the manager-side controllers' RSS (VmRSS, MiB) and CPU seconds
 #     (utime + stime from /proc/PID/stat): idle, with BENCH_RUNNING jobs
 #     running on the workers, and with each of BENCH_TRACKED Workloads on
-#     the manager (jobs in a ClusterQueue without quota);
+#     the manager (jobs in a ClusterQueue without quota), then mkueue's
+#     reconciler restarted on them; the reconciler alone beside (rss_rc_*);
 #   - the manager API server's writes per job during each latency run, from
 #     every client (the bench's own job creates included; Events apart);
 #   - the floor (the same API calls made directly) in the first mode only.
@@ -264,6 +265,7 @@ stage() {
     if [ ${#OURS[@]} -gt 0 ]; then
         local c; c=$(cpu "${OURS[@]}")
         put "rss_$1_mib" "$(rss "${OURS[@]}")"
+        put "rss_rc_$1_mib" "$(rss "${OURS[0]}")" # the reconciler alone
         put "cpu_$1_s" "$(awk -v a="$c" -v b="$CPU0" 'BEGIN { printf "%.2f", a - b }')"
         CPU0=$c
     fi
@@ -405,6 +407,18 @@ run_mode() {
         stage "tracked_$t"
         put "tracked_$t" "$(workloads)"
     done
+    # the reconciler restarted on what it tracks: its memory without the
+    # slack the stages before left (freed blocks the allocator keeps)
+    if [ -n "$TRACKED" ] && [ ${#OURS[@]} -gt 0 ]; then
+        log "$MODE: the reconciler restarted on $(workloads) Workloads"
+        kill -TERM -- "-$(pid_of reconciler)" 2>/dev/null || true
+        wait_until 30 "the reconciler to stop" bash -c "! kill -0 -- -$(pid_of reconciler)"
+        reconciler "$CTX" "$rcmode"
+        OURS[0]=$(pid_of reconciler)
+        zero
+        settle
+        stage restarted
+    fi
     stop_ours
     log "$MODE: done"
 }

@@ -106,6 +106,11 @@ def collect(out, kvdir, floor_mode):
             n = next((d["running"] for d in kv.values() if "running" in d), None)
             label = "%d jobs running" % n if n else label
         row("controller RSS, " + label, "MiB", "lower", "rss_%s_mib" % s)
+    # the memory goals are the reconciler's own (the webhook apart)
+    for s in ["tracked_%d" % t for t in tracked] + ["restarted"]:
+        label = ("restarted on the tracked Workloads" if s == "restarted"
+                 else "%s tracked Workloads" % s.split("_")[-1])
+        row("reconciler alone RSS, " + label, "MiB", "lower", "rss_rc_%s_mib" % s)
     # what a manager reached when its wait ran out (it is measured as it is)
     row("remote jobs running at the jobs-running reading", "jobs", "higher", "running_reached")
     for t in tracked:
