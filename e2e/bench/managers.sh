@@ -300,11 +300,19 @@ active() { [ "$(k "$CTX" get "$1" "$2" -o jsonpath='{.status.conditions[?(@.type
 # manager_writes KIND: requests that wrote to the manager's API server so far,
 # from every client (its apiserver_request_total): KIND events counts the
 # Events, other the rest but Leases (heartbeats)
-manager_writes() {
-    k "$CTX" get --raw /metrics | awk -v kind="$1" '
+manager_writes() { writes_of "$CTX" "$1"; }
+writes_of() {
+    k "$1" get --raw /metrics | awk -v kind="$2" '
         /^apiserver_request_total\{/ && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ &&
         !/resource="leases"/ && (/resource="events"/ == (kind == "events")) { n += $NF }
         END { printf "%d\n", n }'
+}
+# worker_writes: the same (but Events) summed over the workers: what a job
+# costs them (the copies, their Kueue's admission, the job controllers)
+worker_writes() {
+    local w n=0
+    for w in "${WORKERS[@]}"; do n=$((n + $(writes_of "$w" other))); done
+    echo "$n"
 }
 # settle: the same quiet time for every mode (mkueue trims its heap every 30 s)
 settle() { sleep "${BENCH_SETTLE:-35}"; }
@@ -317,13 +325,14 @@ rcb() { "$BENCH" --dir "$MKUEUE_E2E_DIR" --manager "$CTX" --workers "$W" "$@"; }
 # (so the throughput stage's CPU stays the throughput run's); FLOOR empty
 # (the floor mode): then its floor, the same count and rate
 latency() {
-    local ns=$1 rate=$2 sfx=$3 w0 e0
+    local ns=$1 rate=$2 sfx=$3 w0 e0 ww0
     log "$MODE: latency, $N jobs at $rate/s"
-    w0=$(manager_writes other) e0=$(manager_writes events)
+    w0=$(manager_writes other) e0=$(manager_writes events) ww0=$(worker_writes)
     rcb --ns "$ns" --no-floor latency "$N" "$rate" | sed "s/^/m${sfx}_/" >>"$KV/$MODE.kv"
     sleep 5 # the last jobs' trailing writes (finalizers, queue status)
     put "writes_latency$sfx" $(($(manager_writes other) - w0))
     put "events_latency$sfx" $(($(manager_writes events) - e0))
+    put "worker_writes_latency$sfx" $(($(worker_writes) - ww0))
     stage "latency$sfx"
     if [ -z "$4" ]; then
         log "$MODE: the floor of the latency run at $rate/s"

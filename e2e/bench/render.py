@@ -91,9 +91,11 @@ def collect(out, kvdir, floor_mode):
     for pre, rate_key, default in LATENCY:
         at = rate_label(kv, pre, rate_key, default)
         n = pre + "status_remote_complete_to_manager_samples"
-        for what, key in (("writes but Events", "writes_latency"), ("Events", "events_latency")):
+        for what, key in (("manager API writes but Events", "writes_latency"),
+                          ("manager API Events", "events_latency"),
+                          ("worker API writes but Events, all workers,", "worker_writes_latency")):
             key += pre[1:-1]  # m_low_: writes_latency_low
-            row("manager API %s per job (latency run %s, every client)" % (what, at), "requests",
+            row("%s per job (latency run %s, every client)" % (what, at), "requests",
                 "lower", None, derive=lambda d, p, key=key, n=n: (
                     d[key] / d[n] if not p and key in d and d.get(n) else None))
     tracked = sorted({int(m.group(1)) for d in kv.values() for k in d
