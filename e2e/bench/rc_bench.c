@@ -8,7 +8,10 @@
  *       Floor: the dispatch's API calls in sequence (create job, create
  *       Workload, 3 status patches, 2 remote Workloads, clusterName patch,
  *       delete the loser, create the remote job, Ready patch), and for the
- *       status: GET remote job + PATCH manager status.
+ *       status: GET remote job + PATCH manager status; then the dispatch's
+ *       again with the copies in the workers' LocalQueue, waiting for a
+ *       worker's Kueue to admit one before the clusterName (mkueue waits
+ *       for that too; floor_worker_admission).
  *   rc_bench --dir E2E_DIR --ns NS throughput M THREADS
  *       M jobs created by THREADS threads: jobs/s until every remote job
  *       exists; floor: the same calls made directly with THREADS threads.
@@ -185,7 +188,42 @@ static void pct(const char *what, double *v, size_t n)
 
 /* ---- the floor: the dispatch's API calls made directly ------------------------ */
 
-static double floor_dispatch(const char *name)
+/* 1 when Workload o's condition Admitted is True */
+static int admitted(const json_t *o)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(jx_get(o, "status.conditions"), i, c)
+    {
+        const char *t = jx_str(c, "type"), *v = jx_str(c, "status");
+        if (t && v && !strcmp(t, "Admitted") && !strcmp(v, "True"))
+            return 1;
+    }
+    return 0;
+}
+
+/* The worker whose Kueue admitted its copy first (polled every
+ * ADMIT_POLL_MS, so the figure is at most that late), -1 after 30 s. */
+#define ADMIT_POLL_MS 10
+static int first_admitted(const char *name)
+{
+    for (double end = now_ms() + 30000; now_ms() < end; sleep_ms(ADMIT_POLL_MS)) {
+        for (int w = 0; w < 2; w++) {
+            struct kc_status st;
+            json_t *o = NULL;
+            int yes = kc_get(wk[w], &WLS, NS, name, &o, &st) == 0 && admitted(o);
+            json_decref(o);
+            if (yes)
+                return w;
+        }
+    }
+    return -1;
+}
+
+/* admit: the copies go to the workers' LocalQueue QUEUE and the clusterName
+ * is written once a worker's Kueue admitted one, as mkueue must wait for
+ * that (else the copies name no queue there and the first worker wins) */
+static double floor_dispatch(const char *name, int admit)
 {
     struct kc_status st;
     double t0 = now_ms();
@@ -207,7 +245,6 @@ static double floor_dispatch(const char *name)
         "{\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\",\"reason\":"
         "\"QuotaReserved\",\"message\":\"m\",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}",
         "{\"status\":{\"nominatedClusterNames\":[\"worker-1\",\"worker-2\"]}}",
-        "{\"status\":{\"clusterName\":\"worker-1\",\"nominatedClusterNames\":null}}",
         "{\"status\":{\"admissionChecks\":[{\"name\":\"mk\",\"state\":\"Ready\",\"message\":\"x\","
         "\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}"};
     for (int i = 0; rc == 0 && i < 3; i++) {
@@ -217,21 +254,29 @@ static double floor_dispatch(const char *name)
     }
     /* the remote copies (no origin label: the reconciler must not see them) */
     jx_del(wl, "metadata.labels");
+    if (admit)
+        jx_set(wl, "spec.queueName", json_string(QUEUE));
     for (int w = 0; rc == 0 && w < 2; w++)
         rc = kc_create(wk[w], &WLS, NS, wl, NULL, &st);
     json_decref(wl);
+    int win = 0;
+    if (rc == 0 && admit && (win = first_admitted(name)) < 0) {
+        snprintf(st.message, sizeof(st.message), "no worker admitted the copy in 30 s");
+        rc = -1;
+    }
     if (rc == 0) {
-        json_t *p = json_loads(patches[3], 0, NULL);
+        json_t *p = json_pack("{s:{s:s,s:n}}", "status", "clusterName",
+                              win ? "worker-2" : "worker-1", "nominatedClusterNames");
         rc = kc_patch(mgr, &WLS, NS, name, "status", KC_PATCH_MERGE, p, NULL, NULL, &st);
         json_decref(p);
     }
     if (rc == 0)
-        rc = kc_delete(wk[1], &WLS, NS, name, NULL, NULL, &st);
+        rc = kc_delete(wk[1 - win], &WLS, NS, name, NULL, NULL, &st);
     if (rc == 0)
-        rc = kc_create(wk[0], &JOBS, NS, j, NULL, &st);
+        rc = kc_create(wk[win], &JOBS, NS, j, NULL, &st);
     double t = now_ms() - t0;
     if (rc == 0) {
-        json_t *p = json_loads(patches[4], 0, NULL);
+        json_t *p = json_loads(patches[3], 0, NULL);
         rc = kc_patch(mgr, &WLS, NS, name, "status", KC_PATCH_MERGE, p, NULL, NULL, &st);
         json_decref(p);
     }
@@ -315,7 +360,7 @@ static void *tp_run(void *arg)
         char name[64];
         snprintf(name, sizeof(name), "%s-%d", t->prefix, i);
         if (t->floor)
-            floor_dispatch(name);
+            floor_dispatch(name, 0);
         else
             create_job(name);
     }
@@ -446,8 +491,8 @@ int main(int argc, char **argv)
         double rate = atof(argv[i + 2]);
         double *disp = calloc((size_t)n, sizeof(double)), *stat = calloc((size_t)n, sizeof(double));
         double *fd = calloc((size_t)n, sizeof(double)), *fs = calloc((size_t)n, sizeof(double));
-        double *t0 = calloc((size_t)n, sizeof(double));
-        size_t nd = 0, ns = 0, nfd = 0, nfs = 0;
+        double *t0 = calloc((size_t)n, sizeof(double)), *fa = calloc((size_t)n, sizeof(double));
+        size_t nd = 0, ns = 0, nfd = 0, nfs = 0, nfa = 0;
         double start = now_ms();
         for (int k = 0; k < n && !floor_only; k++) {
             char name[64];
@@ -488,18 +533,25 @@ int main(int argc, char **argv)
         for (int k = 0; k < n && !no_floor; k++) {
             char name[64];
             snprintf(name, sizeof(name), "floor-%d", k);
-            double t = floor_dispatch(name);
+            double t = floor_dispatch(name, 0);
             if (t >= 0)
                 fd[nfd++] = t;
             t = floor_status(name);
             if (t >= 0)
                 fs[nfs++] = t;
             floor_cleanup(name);
+            /* again with the workers' Kueue admitting a copy (mkueue waits for it) */
+            snprintf(name, sizeof(name), "floora-%d", k);
+            if ((t = floor_dispatch(name, 1)) >= 0)
+                fa[nfa++] = t;
+            floor_cleanup(name);
         }
         if (!floor_only)
             pct("dispatch_apply_to_remote_job", disp, nd);
-        if (!no_floor)
+        if (!no_floor) {
             pct("dispatch_floor_direct_calls", fd, nfd);
+            pct("dispatch_floor_worker_admission", fa, nfa);
+        }
         if (!floor_only)
             pct("status_remote_complete_to_manager", stat, ns);
         if (!no_floor)
@@ -508,6 +560,7 @@ int main(int argc, char **argv)
         free(stat);
         free(fd);
         free(fs);
+        free(fa);
         free(t0);
     } else if (!strcmp(mode, "throughput") && i + 2 < argc) {
         int m = atoi(argv[i + 1]), threads = atoi(argv[i + 2]);
