@@ -92,7 +92,7 @@ json_t *rc_check_clusters(struct rc_ctx *x, const char *check, char *why, size_t
  * MultiKueue controller, into out; 0 or -1 when none. */
 int rc_mk_check_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen);
 /* The ClusterQueue of a Workload (through its LocalQueue), into out. wl is
- * the Workload or its cache wrapper (rc_pack_workload keeps what this reads). */
+ * the Workload or its cache record (pack.h keeps what this reads). */
 int rc_cq_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen);
 
 /* Writes the Active condition of obj, the cluster-scoped object `name` of

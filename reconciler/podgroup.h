@@ -1,6 +1,6 @@
 /* A pod group's pods in the reconciler's caches (kinds/podgroup.h says what
  * a group is). The manager's Pod cache holds packed pods (pack.h); the
- * workers' caches keep the prebuilt-workload label in the wrapper. Results
+ * workers' caches keep the prebuilt-workload label in the record. Results
  * are new arrays of unwrapped pods (the caller owns them), sorted by name;
  * NULL only when memory runs out. Thread-safe as the caches are. */
 #ifndef MKUEUE_RC_PODGROUP_H
