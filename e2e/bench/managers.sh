@@ -190,16 +190,24 @@ start() {
 pid_of() { cat "$MKUEUE_E2E_DIR/run/bench-$1.pid"; }
 
 CTX=""
+# stop_one NAME: our process NAME's group, TERM then KILL (it is our child:
+# kill -0 would still see it as a zombie, so no waiting on it)
+stop_one() {
+    local f=$MKUEUE_E2E_DIR/run/bench-$1.pid
+    [ -e "$f" ] || return 0
+    kill -TERM -- "-$(cat "$f")" 2>/dev/null || true
+    sleep 0.5
+    kill -KILL -- "-$(cat "$f")" 2>/dev/null || true
+    rm -f "$f"
+}
 stop_ours() {
     local f
     [ -n "$CTX" ] && k "$CTX" delete mutatingwebhookconfiguration,validatingwebhookconfiguration \
         mkueue-bench --ignore-not-found >/dev/null 2>&1 || true
     for f in "$MKUEUE_E2E_DIR"/run/bench-*.pid; do
         [ -e "$f" ] || continue
-        kill -TERM -- "-$(cat "$f")" 2>/dev/null || true
-        sleep 0.5
-        kill -KILL -- "-$(cat "$f")" 2>/dev/null || true
-        rm -f "$f"
+        f=${f##*/bench-}
+        stop_one "${f%.pid}"
     done
 }
 
@@ -420,8 +428,7 @@ run_mode() {
     # slack the stages before left (freed blocks the allocator keeps)
     if [ -n "$TRACKED" ] && [ ${#OURS[@]} -gt 0 ]; then
         log "$MODE: the reconciler restarted on $(workloads) Workloads"
-        kill -TERM -- "-$(pid_of reconciler)" 2>/dev/null || true
-        wait_until 30 "the reconciler to stop" bash -c "! kill -0 -- -$(pid_of reconciler)"
+        stop_one reconciler
         reconciler "$CTX" "$rcmode"
         OURS[0]=$(pid_of reconciler)
         zero
