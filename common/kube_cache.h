@@ -53,8 +53,9 @@ size_t kcache_max_objects(struct kcache *c);
 /* Compact records. A transform may store, instead of an object, a JSON
  * string of bytes (never serialized): NUL-terminated fields, the first three
  * the object's metadata name, namespace and resourceVersion ("" when
- * absent), then whatever its owner keeps. A jansson object costs about a
- * kilobyte before its first member; a record, its bytes and 64. The cache
+ * absent), then whatever its owner keeps. A jansson object of a few
+ * metadata strings costs about a kilobyte (hash table, pairs, strings); a
+ * record, its bytes and 64. The cache
  * reads a record's key and version from those three fields. */
 enum { KCACHE_REC_NAME, KCACHE_REC_NAMESPACE, KCACHE_REC_RV, KCACHE_REC_FIELDS };
 /* Field i of a record (borrowed), NULL when obj is not a record, has fewer
