@@ -19,6 +19,7 @@
 #include "clusters.h"
 #include "config.h"
 #include "echo.h"
+#include "gate_index.h"
 #include "inflight.h"
 #include "kinds/kinds.h"
 #include "kube_cache.h"
@@ -58,7 +59,7 @@ struct rc_ctx {
     struct smap *assumed;    /* gate: reservations written but not yet seen (struct rc_assumed *) */
     struct smap *qstatus_at; /* gate: last queue status write (long long * ms) per CQ */
     struct smap *gate_views; /* gate: what a pass reads of each Workload (gate.c) */
-    long gate_last_ms;       /* duration of the last quota gate pass (atomic) */
+    struct rc_gix *gix;      /* gate: each ClusterQueue's Workloads (gate_index.h; standalone) */
     /* per Workload key, json_t * {"uid": the manager Workload's UID,
      * "clusters": {cluster: UID of its copy removed once for spec drift}}
      * (dispatch.c, under mu). In memory only: a restart allows one more

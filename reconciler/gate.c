@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "events.h"
+#include "gate_index.h"
 #include "jsonx.h"
 #include "log.h"
 #include "pack.h"
@@ -383,6 +384,31 @@ static int collect_one(const char *key, json_t *packed, void *ud)
     return 0;
 }
 
+/* The queue's Workloads into c: those the index names (gate_index.h), or
+ * every cached one when it cannot answer. Only the extracted fields are
+ * kept: the full trees of a big queue would cost ten times its text. */
+static void collect_queue(struct rc_ctx *x, const char *cq, struct collect *c)
+{
+    char **keys;
+    size_t n;
+    if (!x->gix || rc_gix_keys(x->gix, cq, &keys, &n) < 0) {
+        if (collect_reserve(c, kcache_len(x->workloads)) < 0)
+            c->oom = 1;
+        else
+            kcache_foreach(x->workloads, NULL, collect_one, c);
+        return;
+    }
+    if (collect_reserve(c, n) < 0)
+        c->oom = 1;
+    for (size_t i = 0; i < n && !c->oom; i++) {
+        json_t *packed = kcache_get(x->workloads, keys[i]);
+        if (packed)
+            collect_one(keys[i], packed, c); /* checks the queue again: an entry may be stale */
+        json_decref(packed);
+    }
+    rc_gix_keys_free(keys, n);
+}
+
 static int write_status(struct rc_ctx *x, json_t *wl, json_t *status, json_t **out)
 {
     json_t *body = json_pack("{s:{s:s?},s:o}", "metadata", "resourceVersion",
@@ -585,13 +611,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
     }
     const char *strategy = jx_str(cqo, "spec.queueingStrategy");
     int strict = strategy && strcmp(strategy, "StrictFIFO") == 0;
-    /* only the extracted fields are kept: the full trees of a big queue
-     * would cost ten times its text */
-    if (collect_reserve(&c, kcache_len(x->workloads)) < 0) {
-        rc = -1;
-        goto out;
-    }
-    kcache_foreach(x->workloads, NULL, collect_one, &c);
+    collect_queue(x, cq, &c);
     if (c.oom) {
         rc = -1;
         goto out;
@@ -636,7 +656,8 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
     if (queue_status(x, cq, cqo, &nominal, c.v, items, n) < 0)
         rc = -1;
 out:
-    __atomic_store_n(&x->gate_last_ms, (long)(clk_now_ms() - t0), __ATOMIC_RELAXED);
+    if (x->gix)
+        rc_gix_set_last_ms(x->gix, cq, (long)(clk_now_ms() - t0));
     for (size_t i = 0; i < c.n; i++) {
         json_decref(c.v[i].packed);
         free(c.v[i].key);

@@ -5,7 +5,8 @@
 # the job is dispatched again (shown stopped, JobSuspended); the quota gate
 # counts the MultiKueue check's flavors and refuses an overflow; a job's
 # kueue.x-k8s.io/priority-class label gives its Workload a
-# WorkloadPriorityClass's priority, and a change of the label changes it.
+# WorkloadPriorityClass's priority, and a change of the label changes it;
+# a LocalQueue made again on another ClusterQueue moves its waiting Workloads.
 
 load helpers
 load reconciler
@@ -252,4 +253,41 @@ YAML
     eq "ClusterQueue team-a-cq cannot count the workload's requests: resource cpu: podSets[0] count 2 times the pod's requests overflows (more than 9223372036854775807m)" \
         "$(qr_of huge message)"
     eq 0 "$(rc_count_remote_wls "$NS")"
+}
+
+@test "a LocalQueue made again on another ClusterQueue takes its waiting Workload along" {
+    # the gate reads a queue's Workloads from an index kept from events: a
+    # LocalQueue that changes its ClusterQueue must move them
+    km apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team-m-cq, labels: {mkueue.test/file: 38-core}}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 100m}, {name: memory, nominalQuota: 1Gi}, {name: nvidia.com/gpu, nominalQuota: 0}]
+  admissionChecksStrategy:
+    admissionChecks: [{name: multikueue-ac}]
+YAML
+    lq_on() {
+        km -n "$NS" delete localqueue team-a --ignore-not-found >/dev/null
+        km apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: $NS, name: team-a}
+spec: {clusterQueue: $1}
+YAML
+    }
+    lq_on team-m-cq
+    rc_job "$NS" mover 500m
+    eventually 30 is_eq ExceedsMaxQuota qr_of mover reason
+    eq "ClusterQueue team-m-cq: the workload requests 500m cpu, more than the nominal quota of 100m" \
+        "$(qr_of mover message)"
+    lq_on team-a-cq
+    eventually 30 is_eq True qr_of mover status
+    eq team-a-cq "$(rc_wl "$NS" mover '{.status.admission.clusterQueue}')"
+    eventually 60 is_ready "$NS" mover
 }
