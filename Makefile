@@ -32,6 +32,8 @@ RECON_SRC   := $(sort $(filter-out reconciler/main.c,$(wildcard reconciler/*.c))
 SHELL  := /bin/bash
 OBJDIR := $(BUILD)/obj
 
+.DEFAULT_GOAL := all
+
 .PHONY: install-plugin
 # The kubectl plugin (plugin/kubectl-mkueue, POSIX sh): `kubectl mkueue why
 # job/NAME`, `kubectl mkueue clusters`. Installed beside kubectl.

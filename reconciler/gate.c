@@ -384,14 +384,25 @@ static int collect_one(const char *key, json_t *packed, void *ud)
     return 0;
 }
 
-/* The queue's Workloads into c: those the index names (gate_index.h), or
- * every cached one when it cannot answer. Only the extracted fields are
- * kept: the full trees of a big queue would cost ten times its text. */
-static void collect_queue(struct rc_ctx *x, const char *cq, struct collect *c)
+/* Empties c (its arrays stay for the next collection). */
+static void collect_clear(struct collect *c)
 {
-    char **keys;
-    size_t n;
-    if (!x->gix || rc_gix_keys(x->gix, cq, &keys, &n) < 0) {
+    for (size_t i = 0; i < c->n; i++) {
+        json_decref(c->v[i].packed);
+        free(c->v[i].key);
+        view_release(c->x, c->v[i].view);
+    }
+    rc_gate_release(c->items, c->n);
+    c->n = 0;
+    c->oom = 0;
+}
+
+/* The Workloads of a pass into c: those of keys (gate_index.h), or with
+ * keys NULL every cached one of the queue. Only the extracted fields are
+ * kept: the full trees of a big queue would cost ten times its text. */
+static void collect_keys(struct rc_ctx *x, char **keys, size_t n, struct collect *c)
+{
+    if (!keys) {
         if (collect_reserve(c, kcache_len(x->workloads)) < 0)
             c->oom = 1;
         else
@@ -406,6 +417,44 @@ static void collect_queue(struct rc_ctx *x, const char *cq, struct collect *c)
             collect_one(keys[i], packed, c); /* checks the queue again: an entry may be stale */
         json_decref(packed);
     }
+}
+
+/* 1 when a Workload of c holds quota: a fast pass's premise (nothing it
+ * reads holds any) no longer stands. */
+static int holds_quota(const struct collect *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->items[i].reserved)
+            return 1;
+    return 0;
+}
+
+/* The pass's Workloads into c (gate_index.h): a fast pass's dirty keys,
+ * else every member, or the whole cache when the index cannot answer.
+ * *pass says which was read, *nkeys how many keys (a fast pass's may be
+ * gone); *used is the quota held by Workloads outside c (the settled
+ * plan's for a fast pass, else none). */
+static void collect_pass(struct rc_ctx *x, const char *cq, long long now, struct collect *c,
+                         enum rc_gix_pass *pass, size_t *nkeys, struct rc_res *used)
+{
+    char **keys = NULL;
+    size_t n = 0;
+    memset(used, 0, sizeof(*used));
+    *pass = x->gix ? rc_gix_take(x->gix, cq, now, &keys, &n, used) : RC_GIX_LOST;
+    *nkeys = n;
+    if (*pass == RC_GIX_FAST) {
+        collect_keys(x, keys, n, c);
+        rc_gix_keys_free(keys, n);
+        if (c->oom || !holds_quota(c))
+            return;
+        /* raced with a reservation: read the whole queue */
+        collect_clear(c);
+        rc_gix_invalidate(x->gix, cq);
+        memset(used, 0, sizeof(*used));
+        *pass = rc_gix_take(x->gix, cq, now, &keys, &n, used);
+        *nkeys = n;
+    }
+    collect_keys(x, *pass == RC_GIX_LOST ? NULL : keys, n, c);
     rc_gix_keys_free(keys, n);
 }
 
@@ -576,14 +625,23 @@ static int queue_status(struct rc_ctx *x, const char *cq, const json_t *cqo,
     kcache_foreach(x->localqueues, NULL, lq_status, &p);
     if (p.rc < 0)
         rc = -1;
-    if (p.changed && wait)
-        rc_enqueue_after(x, 'q', cq, wait);
-    else if (p.changed)
+    if (p.changed && wait) { /* a full pass writes it then (gate_index.h) */
+        long full = x->gix ? rc_gix_recount(x->gix, cq, clk_now_ms(), RC_QSTATUS_BATCH_MS) : 0;
+        rc_enqueue_after(x, 'q', cq, full > wait ? full : wait);
+    } else if (p.changed)
         qstatus_stamp(x, cq);
 out:
     free(qs);
     free(ns);
     return rc;
+}
+
+/* After a fast pass that read something: the queues' status counted again
+ * by a full pass, at most one per RC_QSTATUS_BATCH_MS. */
+static void recount_later(struct rc_ctx *x, const char *cq)
+{
+    long wait = rc_gix_recount(x->gix, cq, clk_now_ms(), RC_QSTATUS_BATCH_MS);
+    rc_enqueue_after(x, 'q', cq, wait);
 }
 
 int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
@@ -593,7 +651,9 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
     struct collect c = {x, cq, NULL, NULL, NULL, 0, 0, 0};
     char check[254];
     json_t *flavors = NULL;
-    int rc = 0;
+    int rc = 0, reserved = 0, planned = 0, taken = 0;
+    enum rc_gix_pass pass = RC_GIX_LOST;
+    struct rc_res used;
     if (!cqo || mk_check_of_cq(x, cqo, check, sizeof(check)) < 0)
         goto out; /* no MultiKueue check: not mkueue's queue */
     c.check = check;
@@ -611,14 +671,16 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
     }
     const char *strategy = jx_str(cqo, "spec.queueingStrategy");
     int strict = strategy && strcmp(strategy, "StrictFIFO") == 0;
-    collect_queue(x, cq, &c);
+    size_t nkeys;
+    collect_pass(x, cq, t0, &c, &pass, &nkeys, &used);
+    taken = 1;
     if (c.oom) {
         rc = -1;
         goto out;
     }
     size_t n = c.n;
     struct rc_gate_item *items = c.items;
-    rc_gate_plan(cq, &nominal, strict, items, n);
+    planned = rc_gate_plan_from(cq, &nominal, strict, &used, items, n) == 0;
     char now[32];
     rc_now_rfc3339(now);
     for (size_t i = 0; i < n; i++) {
@@ -626,6 +688,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
         json_t *wl = NULL;
         if (it->decision == RC_GATE_RESERVE) {
             json_t *out = NULL;
+            reserved = 1;
             wl = rc_unwrap(c.v[i].packed);
             json_t *patch = wl ? rc_reserve_patch(wl, cq, cqo, &nominal, now) : NULL;
             if (!patch || write_status(x, wl, patch, &out) < 0) {
@@ -653,17 +716,23 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
         }
         json_decref(wl);
     }
-    if (queue_status(x, cq, cqo, &nominal, c.v, items, n) < 0)
+    if (pass != RC_GIX_FAST && queue_status(x, cq, cqo, &nominal, c.v, items, n) < 0)
         rc = -1;
+    /* what a fast pass read (gone ones too) may change the counts: a full
+     * pass recounts */
+    if (pass == RC_GIX_FAST && nkeys)
+        recount_later(x, cq);
+    /* every waiting Workload was decided against `used` and does not fit:
+     * the next changes can be read alone (gate_index.h); StrictFIFO's
+     * blocker makes one Workload's wait depend on another's: never */
+    if (x->gix && pass != RC_GIX_LOST && rc == 0 && planned && !reserved && !strict)
+        rc_gix_settle(x->gix, cq, &used);
 out:
+    if (x->gix && !taken)
+        rc_gix_skip(x->gix, cq); /* nothing read: the next pass reads all */
     if (x->gix)
-        rc_gix_set_last_ms(x->gix, cq, (long)(clk_now_ms() - t0));
-    for (size_t i = 0; i < c.n; i++) {
-        json_decref(c.v[i].packed);
-        free(c.v[i].key);
-        view_release(x, c.v[i].view);
-    }
-    rc_gate_release(c.items, c.n);
+        rc_gix_timed(x->gix, cq, pass, (long)(clk_now_ms() - t0));
+    collect_clear(&c);
     free(c.v);
     free(c.items);
     json_decref(flavors);

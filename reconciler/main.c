@@ -93,21 +93,26 @@ static void gate_sig(const json_t *wl, char *out, size_t n)
              jx_int(wl, "spec.priority", 0), check, st);
 }
 
-/* The Workload's ClusterQueue into the gate's index (gate_index.h), and a
- * pass of that queue when poke: after a batch window of twice the queue's
- * last pass, so a big queue's passes (which read every Workload of the
- * queue) take at most a third of a core, and other queues keep theirs. */
-static void gate_note(struct app *a, const char *key, const json_t *packed, int gone, int poke)
+/* The Workload's ClusterQueue and change into the gate's index
+ * (gate_index.h), and a pass of that queue after its batch window when it
+ * changed. old: its state before (NULL: new; packed itself: a resync). */
+static void gate_note(struct app *a, const char *key, const json_t *old, const json_t *packed,
+                      int gone, int changed)
 {
     char cq[254];
     if (a->cfg.mode != RC_MODE_STANDALONE)
         return;
     int known = rc_cq_of(&a->x, packed, cq, sizeof(cq)) == 0; /* the record names the queue */
-    rc_gix_set(a->x.gix, key, known && !gone ? cq : NULL);
-    if (!known || !poke)
+    enum rc_gix_change ch = RC_GIX_SAME;
+    if (changed)
+        ch = old == packed || rc_md(packed, RC_MD_ADMISSION_CQ) ||
+                     (old && rc_md(old, RC_MD_ADMISSION_CQ))
+                 ? RC_GIX_QUOTA
+                 : RC_GIX_CHANGED;
+    rc_gix_note(a->x.gix, key, known && !gone ? cq : NULL, ch);
+    if (!known || !changed)
         return;
-    long last = rc_gix_last_ms(a->x.gix, cq);
-    rc_enqueue_after(&a->x, 'q', cq, last * 2 > 20 ? last * 2 : 20);
+    rc_enqueue_after(&a->x, 'q', cq, rc_gix_window_ms(a->x.gix, cq));
 }
 
 static void wl_add(const char *key, json_t *obj, void *ud)
@@ -117,7 +122,7 @@ static void wl_add(const char *key, json_t *obj, void *ud)
     json_decref(smap_del(a->x.deleted, key)); /* a new Workload of the same name */
     pthread_mutex_unlock(&a->x.mu);
     rc_enqueue(&a->x, 'w', key);
-    gate_note(a, key, obj, 0, 1);
+    gate_note(a, key, NULL, obj, 0, 1);
 }
 
 static void wl_update(const char *key, json_t *old, json_t *obj, void *ud)
@@ -130,7 +135,7 @@ static void wl_update(const char *key, json_t *old, json_t *obj, void *ud)
     json_t *o = rc_unwrap(old), *n = rc_unwrap(obj);
     gate_sig(o, s1, sizeof(s1));
     gate_sig(n, s2, sizeof(s2));
-    gate_note(a, key, obj, 0, strcmp(s1, s2) != 0 || old == obj);
+    gate_note(a, key, old, obj, 0, strcmp(s1, s2) != 0 || old == obj);
     json_decref(o);
     json_decref(n);
 }
@@ -141,7 +146,7 @@ static void wl_delete(const char *key, json_t *obj, void *ud)
     rc_remember_deleted(&a->x, key, obj);
     rc_gate_forget(&a->x, key);
     rc_enqueue(&a->x, 'w', key);
-    gate_note(a, key, obj, 1, 1);
+    gate_note(a, key, NULL, obj, 1, 1);
 }
 
 static void job_key(struct kind_ud *k, const char *key, json_t *obj, int wl_too)
@@ -207,6 +212,7 @@ static void cq_event(const char *key, json_t *obj, void *ud)
 {
     (void)obj;
     struct app *a = ud;
+    rc_gix_invalidate(a->x.gix, key); /* its quota or strategy may change every decision */
     if (a->cfg.mode == RC_MODE_STANDALONE)
         rc_enqueue(&a->x, 'q', key);
 }
@@ -245,7 +251,7 @@ static int enqueue_job(const char *key, json_t *obj, void *ud)
 
 static int gate_reindex_one(const char *key, json_t *packed, void *ud)
 {
-    gate_note(ud, key, packed, 0, 0);
+    gate_note(ud, key, packed, packed, 0, 0);
     return 0;
 }
 
@@ -264,9 +270,11 @@ static void lq_add(const char *key, json_t *obj, void *ud)
     const char *ns = jx_str(obj, "metadata.namespace");
     if (a->cfg.mode != RC_MODE_STANDALONE || !ns)
         return;
-    gate_reindex(a, ns);                  /* its Workloads may have come first */
-    if (jx_str(obj, "spec.clusterQueue")) /* its status (qstatus.h) */
+    gate_reindex(a, ns);                    /* its Workloads may have come first */
+    if (jx_str(obj, "spec.clusterQueue")) { /* its status (qstatus.h) */
+        rc_gix_invalidate(a->x.gix, jx_str(obj, "spec.clusterQueue"));
         rc_enqueue(&a->x, 'q', jx_str(obj, "spec.clusterQueue"));
+    }
     for (int k = 0; k < a->x.nkinds; k++) {
         struct ns_jobs n = {a, k};
         kcache_foreach(a->x.jobs[k], ns, enqueue_job, &n);
@@ -281,10 +289,14 @@ static void lq_moved(struct app *a, const json_t *old, const json_t *obj)
     if (a->cfg.mode != RC_MODE_STANDALONE || !ns)
         return;
     gate_reindex(a, ns);
-    if (jx_str(old, "spec.clusterQueue"))
-        rc_enqueue(&a->x, 'q', jx_str(old, "spec.clusterQueue"));
-    if (obj != old && jx_str(obj, "spec.clusterQueue"))
-        rc_enqueue(&a->x, 'q', jx_str(obj, "spec.clusterQueue"));
+    const char *cqs[] = {jx_str(old, "spec.clusterQueue"),
+                         obj != old ? jx_str(obj, "spec.clusterQueue") : NULL};
+    for (int i = 0; i < 2; i++) {
+        if (!cqs[i])
+            continue;
+        rc_gix_invalidate(a->x.gix, cqs[i]);
+        rc_enqueue(&a->x, 'q', cqs[i]);
+    }
 }
 
 static void lq_update(const char *key, json_t *old, json_t *obj, void *ud)
@@ -311,6 +323,7 @@ static void ac_event(const char *key, json_t *obj, void *ud)
     struct app *a = ud;
     rc_enqueue(&a->x, 'a', key);
     rc_enqueue_all_workloads(&a->x);
+    rc_gix_invalidate(a->x.gix, NULL); /* which check is MultiKueue's may change */
 }
 
 static void ac_update(const char *key, json_t *old, json_t *obj, void *ud)
@@ -513,6 +526,7 @@ static void on_started(void *ud)
     pthread_mutex_unlock(&a->mu);
     /* what happened while we were not leading */
     rc_enqueue_all_workloads(&a->x);
+    rc_gix_invalidate(a->x.gix, NULL);
     enqueue_all(a, a->x.clusterqueues, 'q');
     enqueue_all(a, a->x.admissionchecks, 'a');
     enqueue_all(a, a->x.mkclusters, 'c');
@@ -550,6 +564,7 @@ static void *ticker(void *arg)
         if (now - last_resync >= a->cfg.resync_ms) {
             last_resync = now;
             rc_enqueue_all_workloads(&a->x);
+            rc_gix_invalidate(a->x.gix, NULL); /* a resync reads every queue whole */
             enqueue_all(a, a->x.clusterqueues, 'q');
             enqueue_all(a, a->x.admissionchecks, 'a');
             enqueue_all(a, a->x.mkclusters, 'c');
