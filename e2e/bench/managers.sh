@@ -22,6 +22,10 @@
 #     running on the workers, and with each of BENCH_TRACKED Workloads on
 #     the manager (jobs in a ClusterQueue without quota), then mkueue's
 #     reconciler restarted on them; the reconciler alone beside (rss_rc_*);
+#   - at each tracked level, BENCH_N_TRACKED jobs dispatched at
+#     BENCH_RATE_LOW/s (rc_bench latency, keys m_tracked_<T>_*): the
+#     controllers' CPU per dispatched job (stage dispatch_tracked_<T>) and
+#     p50/p99 with T Workloads tracked, beside the paced run's (about none);
 #   - the manager API server's writes per job during each latency run, from
 #     every client (the bench's own job creates included; Events apart);
 #   - the floor (the same API calls made directly) in the first mode only.
@@ -29,9 +33,11 @@
 # (2: worker-1..worker-W of the bed), BENCH_N 200, BENCH_RATE 10,
 # BENCH_RATE_LOW 3 ("" or 0 skips the second latency run), BENCH_M
 # 2000, BENCH_THREADS 8, BENCH_RUNNING 1000, BENCH_TRACKED "10000 50000"
-# ("" skips), BENCH_KEEP_BED=1 (keep a running bed, leave it up). The
-# table covers the modes of this run and those of an earlier run not run
-# again (build/bench/kv-w<W>/<mode>.kv).
+# ("" skips), BENCH_N_TRACKED 100 (jobs dispatched at each tracked level,
+# at BENCH_RATE_LOW/s or 3/s; 0 skips), BENCH_QUIET_TIMEOUT 300 and
+# BENCH_QUIET_WRITES 5 (`quiet`, below), BENCH_KEEP_BED=1 (keep a running
+# bed, leave it up). The table covers the modes of this run and those of
+# an earlier run not run again (build/bench/kv-w<W>/<mode>.kv).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -47,6 +53,7 @@ N=${BENCH_N:-200} RATE=${BENCH_RATE:-10} RATE_LOW=${BENCH_RATE_LOW-3} M=${BENCH_
 if [ "$RATE_LOW" = 0 ]; then RATE_LOW=; fi # 0 skips the second latency run, as "" does
 RUNNING=${BENCH_RUNNING:-1000}
 TRACKED=${BENCH_TRACKED-10000 50000}
+N_TRACKED=${BENCH_N_TRACKED:-100} RATE_TRACKED=${RATE_LOW:-3}
 RC_PORT=${BENCH_METRICS_PORT:-18399}
 WH_PORT=${BENCH_WEBHOOK_PORT:-18397}
 WH_MPORT=$((WH_PORT + 1))
@@ -325,6 +332,56 @@ worker_writes() {
 # settle: the same quiet time for every mode (mkueue trims its heap every 30 s)
 settle() { sleep "${BENCH_SETTLE:-35}"; }
 
+# count CONTEXT PATH: the objects of list PATH (one list call)
+count() { k "$1" get --raw "$2?limit=1" | jq -e '(.metadata.remainingItemCount // 0) + (.items | length)'; }
+# left NS: Jobs and Workloads of NS on the manager, and the remote ones (the
+# origin label) on the workers; nothing printed when a list fails. The
+# workers' other objects are not the manager's: the floor leaves its
+# floora-K jobs on worker-2 (floor_cleanup deletes jobs on worker-1 only)
+left() {
+    local w n j r
+    j=$(count "$CTX" "/apis/batch/v1/namespaces/$1/jobs") || return 1
+    n=$(count "$CTX" "/apis/kueue.x-k8s.io/v1beta2/namespaces/$1/workloads") || return 1
+    n=$((n + j))
+    for w in "${WORKERS[@]}"; do
+        r=$(k "$w" -n "$1" get jobs,workloads -l kueue.x-k8s.io/multikueue-origin -o name | wc -l) || return 1
+        n=$((n + r))
+    done
+    echo "$n"
+}
+# quiet NS: the earlier run's jobs of NS gone and the manager's writes done
+# before the next measurement. rc_bench's jobs have no
+# ttlSecondsAfterFinished: they stay when finished, so they are deleted here
+# (one delete of the collection, Background: their Workloads go by the
+# garbage collector, the remote ones by the manager), then waited for until
+# no Job or Workload of NS is left on the manager nor a remote one on a
+# worker (rc_bench reuses the names lat-K, and would see a remote job left
+# over as just dispatched); then until the manager's writes (manager_writes
+# other: every client, Events apart) grow by at most BENCH_QUIET_WRITES (5)
+# in 5 s. At most BENCH_QUIET_TIMEOUT seconds (300) in all: then it says so
+# and goes on. The CPU of this wait is nobody's: call zero after it.
+quiet() {
+    local ns=$1 t0=$SECONDS lim=${BENCH_QUIET_TIMEOUT:-300} a b n
+    k "$CTX" delete --raw "/apis/batch/v1/namespaces/$ns/jobs?propagationPolicy=Background" \
+        >/dev/null 2>&1 || log "$MODE: deleting the jobs of $ns failed"
+    until n=$(left "$ns" 2>/dev/null) && [ "$n" = 0 ]; do
+        if [ $((SECONDS - t0)) -ge "$lim" ]; then
+            log "$MODE: quiet $ns: timed out after $lim s with ${n:-?} Jobs and Workloads left, going on"
+            return 0
+        fi
+        sleep 1
+    done
+    a=$(manager_writes other)
+    while sleep 5 && b=$(manager_writes other) && [ $((b - a)) -gt "${BENCH_QUIET_WRITES:-5}" ]; do
+        if [ $((SECONDS - t0)) -ge "$lim" ]; then
+            log "$MODE: quiet $ns: timed out after $lim s, the manager still writing ($((b - a)) in 5 s), going on"
+            return 0
+        fi
+        a=$b
+    done
+    log "$MODE: $ns empty and the manager quiet after $((SECONDS - t0)) s"
+}
+
 rcb() { "$BENCH" --dir "$MKUEUE_E2E_DIR" --manager "$CTX" --workers "$W" "$@"; }
 
 # latency NS RATE SUFFIX FLOOR: N jobs at RATE/s in NS (each run its own
@@ -347,6 +404,20 @@ latency() {
         rcb --ns "$ns" --floor-only latency "$N" "$rate" | sed "s/^/m${sfx}_/" >>"$KV/$MODE.kv"
         zero # the floor's time is not the controllers'
     fi
+}
+
+# dispatch_tracked T: with T Workloads tracked, N_TRACKED jobs at
+# RATE_TRACKED/s in namespace bench (empty: quiet ran before the level),
+# keys m_tracked_<T>_* and stage dispatch_tracked_<T>: the CPU per
+# dispatched job with T tracked, beside the paced run's (latency_low, about
+# none tracked)
+dispatch_tracked() {
+    quiet bench # the tracked jobs' creation done (bench is empty already)
+    zero
+    log "$MODE: $N_TRACKED jobs at $RATE_TRACKED/s with $1 tracked"
+    rcb --ns bench --no-floor latency "$N_TRACKED" "$RATE_TRACKED" | sed "s/^/m_tracked_$1_/" >>"$KV/$MODE.kv"
+    sleep 5 # as latency: the last jobs' trailing writes
+    stage "dispatch_tracked_$1"
 }
 
 run_mode() {
@@ -392,6 +463,7 @@ run_mode() {
     put rate "$RATE"
     if [ -n "$RATE_LOW" ]; then put rate_low "$RATE_LOW"; fi
     put running "$RUNNING"
+    if [ -n "$TRACKED" ] && [ "$N_TRACKED" -gt 0 ]; then put rate_tracked "$RATE_TRACKED"; fi
     put settle "${BENCH_SETTLE:-35}"
     put load1 "$(cut -d' ' -f1 /proc/loadavg)"
     zero
@@ -400,7 +472,14 @@ run_mode() {
     local floor=--no-floor
     [ "$MODE" = "$FLOOR_MODE" ] && floor=
     latency bench "$RATE" "" "$floor"
-    if [ -n "$RATE_LOW" ]; then latency bench-low "$RATE_LOW" _low "$floor"; fi
+    if [ -n "$RATE_LOW" ]; then
+        # the first run's jobs gone and its trailing writes done (at 10/s
+        # they queue behind the client's rate limit), else the paced run
+        # carries the first run's tail; its CPU is neither run's
+        quiet bench
+        zero
+        latency bench-low "$RATE_LOW" _low "$floor"
+    fi
     log "$MODE: throughput, $M jobs at once"
     rcb --ns bench $floor throughput "$M" "$THREADS" | sed 's/^/m_/' >>"$KV/$MODE.kv"
     stage throughput
@@ -416,6 +495,11 @@ run_mode() {
     fi
     local t have
     for t in $TRACKED; do
+        # namespace bench emptied: the throughput run's jobs (first level) or
+        # the last level's dispatched jobs are not counted as tracked (the
+        # count is of every namespace) and their deletion is in no stage
+        quiet bench
+        zero
         have=$(workloads)
         log "$MODE: $t tracked Workloads (have $have)"
         [ "$have" -lt "$t" ] && rcb --ns bench-idle --queue idle create $((t - have)) "idle$t" >/dev/null
@@ -423,10 +507,12 @@ run_mode() {
         settle
         stage "tracked_$t"
         put "tracked_$t" "$(workloads)"
+        if [ "$N_TRACKED" -gt 0 ]; then dispatch_tracked "$t"; fi
     done
     # the reconciler restarted on what it tracks: its memory without the
     # slack the stages before left (freed blocks the allocator keeps)
     if [ -n "$TRACKED" ] && [ ${#OURS[@]} -gt 0 ]; then
+        quiet bench # the last level's dispatched jobs: restarted on the tracked ones
         log "$MODE: the reconciler restarted on $(workloads) Workloads"
         stop_one reconciler
         reconciler "$CTX" "$rcmode"

@@ -141,6 +141,27 @@ def collect(out, kvdir, floor_mode):
                 (d[p + "rss_tracked_%d_mib" % t] - d[p + "rss_idle_mib"]) * 1024 / t
                 if p + "rss_tracked_%d_mib" % t in d else None))
         prev = t
+    # a dispatch with T Workloads tracked (managers.sh dispatch_tracked): the
+    # CPU per dispatched job beside the paced run's at about none tracked
+    # (the same pace: the rows say whether it stays flat), and its latency
+    disp = sorted({int(m.group(1)) for d in kv.values() for k in d
+                   for m in [re.match(r"m_tracked_(\d+)_dispatch_apply_to_remote_job_p50_ms$", k)]
+                   if m})
+    if disp:
+        row("controller CPU per dispatched job at ~0 tracked (paced run %s)"
+            % rate_label(kv, "m_low_", "rate_low", 3), "ms", "lower", None,
+            derive=lambda d, p: per1(d, p + "cpu_latency_low_s",
+                                     "m_low_dispatch_apply_to_remote_job_samples"))
+    for t in disp:
+        at = rate_label(kv, "m_tracked_%d_" % t, "rate_tracked", 3)
+        row("controller CPU per dispatched job at %d tracked (%s)" % (t, at), "ms", "lower", None,
+            derive=lambda d, p, t=t: per1(d, p + "cpu_dispatch_tracked_%d_s" % t,
+                                         "m_tracked_%d_dispatch_apply_to_remote_job_samples" % t))
+    for t in disp:
+        at = rate_label(kv, "m_tracked_%d_" % t, "rate_tracked", 3)
+        for q in ("p50", "p99"):
+            row("apply -> remote job %s at %d tracked (%s)" % (q, t, at), "ms", "lower",
+                "m_tracked_%d_dispatch_apply_to_remote_job_%s_ms" % (t, q))
     loads = [d["load1"] for d in kv.values() if "load1" in d]
     workers = next((int(d["workers"]) for d in kv.values() if "workers" in d), 2)
     doc = {"bench": "managers-w%d" % workers,
@@ -163,6 +184,13 @@ def per(d, a, b, n1, n2):
     """CPU ms per job over two stages"""
     if a in d and b in d and d.get(n1, 0) + d.get(n2, 0) > 0:
         return (d[a] + d[b]) * 1000 / (d.get(n1, 0) + d.get(n2, 0))
+    return None
+
+
+def per1(d, a, n):
+    """CPU ms per job of one stage"""
+    if a in d and d.get(n, 0) > 0:
+        return d[a] * 1000 / d[n]
     return None
 
 
