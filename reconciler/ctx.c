@@ -95,6 +95,15 @@ int rc_mk_check_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen)
     return -1;
 }
 
+int rc_wl_echo_key(const json_t *wl, char *out, size_t outlen)
+{
+    const char *ns = rc_md(wl, RC_MD_NAMESPACE), *name = rc_md(wl, RC_MD_NAME);
+    if (!name)
+        return -1;
+    snprintf(out, outlen, "workloads/%s/%s", ns ? ns : "", name);
+    return 0;
+}
+
 int rc_cq_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen)
 {
     /* a full Workload, or the cache's record of one (pack.h) */

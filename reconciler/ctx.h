@@ -86,6 +86,12 @@ void rc_enqueue_after(struct rc_ctx *x, char prefix, const char *key, long ms);
 /* Every manager Workload (e.g. after a cluster came back). */
 void rc_enqueue_all_workloads(struct rc_ctx *x);
 
+#define RC_WL_ECHO_KEY_MAX (KCACHE_KEY_MAX + 16)
+
+/* The echo key (echo.h) of our writes to a manager Workload (full object
+ * or cache record): "workloads/NS/NAME". 0, or -1 without name. */
+int rc_wl_echo_key(const json_t *wl, char *out, size_t outlen);
+
 /* The clusters of an AdmissionCheck's MultiKueueConfig (new reference, an
  * array in config order), or NULL with why. */
 json_t *rc_check_clusters(struct rc_ctx *x, const char *check, char *why, size_t whylen);

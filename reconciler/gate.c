@@ -697,7 +697,11 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
                 continue;
             }
             assume(x, it->key, out);
-            it->reserved = 1; /* for the queues' status below */
+            char ekey[RC_WL_ECHO_KEY_MAX]; /* its reconcile waits for the echo (echo.h) */
+            if (rc_wl_echo_key(out, ekey, sizeof(ekey)) == 0)
+                rc_echo_note(x->echo, ekey, out, jx_str(out, "metadata.resourceVersion"),
+                             clk_now_ms()); /* (patch went with the write) */
+            it->reserved = 1;               /* for the queues' status below */
             const char *v[] = {cq};
             mt_inc(x->metrics.quota, v, 1);
             char msg[320];

@@ -316,6 +316,13 @@ active() { [ "$(k "$CTX" get "$1" "$2" -o jsonpath='{.status.conditions[?(@.type
 # from every client (its apiserver_request_total): KIND events counts the
 # Events, other the rest but Leases (heartbeats)
 manager_writes() { writes_of "$CTX" "$1"; }
+# conflicts: the manager's writes refused 409 (a precondition on a stale
+# resourceVersion), every client
+conflicts() {
+    k "$CTX" get --raw /metrics | awk '
+        /^apiserver_request_total\{/ && /code="409"/ && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ { n += $NF }
+        END { printf "%d\n", n }'
+}
 writes_of() {
     k "$1" get --raw /metrics | awk -v kind="$2" '
         /^apiserver_request_total\{/ && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ &&
@@ -390,14 +397,15 @@ rcb() { "$BENCH" --dir "$MKUEUE_E2E_DIR" --manager "$CTX" --workers "$W" "$@"; }
 # (so the throughput stage's CPU stays the throughput run's); FLOOR empty
 # (the floor mode): then its floor, the same count and rate
 latency() {
-    local ns=$1 rate=$2 sfx=$3 w0 e0 ww0
+    local ns=$1 rate=$2 sfx=$3 w0 e0 ww0 c0
     log "$MODE: latency, $N jobs at $rate/s"
-    w0=$(manager_writes other) e0=$(manager_writes events) ww0=$(worker_writes)
+    w0=$(manager_writes other) e0=$(manager_writes events) ww0=$(worker_writes) c0=$(conflicts)
     rcb --ns "$ns" --no-floor latency "$N" "$rate" | sed "s/^/m${sfx}_/" >>"$KV/$MODE.kv"
     sleep 5 # the last jobs' trailing writes (finalizers, queue status)
     put "writes_latency$sfx" $(($(manager_writes other) - w0))
     put "events_latency$sfx" $(($(manager_writes events) - e0))
     put "worker_writes_latency$sfx" $(($(worker_writes) - ww0))
+    put "conflicts_latency$sfx" $(($(conflicts) - c0))
     stage "latency$sfx"
     if [ -z "$4" ]; then
         log "$MODE: the floor of the latency run at $rate/s"

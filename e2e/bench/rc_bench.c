@@ -295,9 +295,10 @@ static void floor_cleanup(const char *name)
     struct kc_status st;
     kc_delete(mgr, &JOBS, NS, name, "Background", NULL, &st);
     kc_delete(mgr, &WLS, NS, name, NULL, NULL, &st);
-    kc_delete(wk[0], &JOBS, NS, name, "Background", NULL, &st);
-    kc_delete(wk[0], &WLS, NS, name, NULL, NULL, &st);
-    kc_delete(wk[1], &WLS, NS, name, NULL, NULL, &st);
+    for (int w = 0; w < 2; w++) { /* the job is on the worker that admitted its copy */
+        kc_delete(wk[w], &JOBS, NS, name, "Background", NULL, &st);
+        kc_delete(wk[w], &WLS, NS, name, NULL, NULL, &st);
+    }
 }
 
 /* status floor: GET the remote job, PATCH the manager job's status */

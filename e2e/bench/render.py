@@ -100,7 +100,8 @@ def collect(out, kvdir, floor_mode):
         n = pre + "status_remote_complete_to_manager_samples"
         for what, key in (("manager API writes but Events", "writes_latency"),
                           ("manager API Events", "events_latency"),
-                          ("worker API writes but Events, all workers,", "worker_writes_latency")):
+                          ("worker API writes but Events, all workers,", "worker_writes_latency"),
+                          ("manager API writes refused 409 (conflict)", "conflicts_latency")):
             key += pre[1:-1]  # m_low_: writes_latency_low
             row("%s per job (latency run %s, every client)" % (what, at), "requests",
                 "lower", None, derive=lambda d, p, key=key, n=n: (
