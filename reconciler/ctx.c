@@ -46,6 +46,18 @@ void rc_enqueue_all_workloads(struct rc_ctx *x)
     kcache_foreach(x->workloads, NULL, enqueue_one, x);
 }
 
+static int enqueue_held(const char *key, json_t *packed, void *ud)
+{
+    if (rc_md(packed, RC_MD_ADMISSION_CQ) || rc_md(packed, RC_MD_DELETION))
+        rc_enqueue(ud, 'w', key);
+    return 0;
+}
+
+void rc_enqueue_resync_workloads(struct rc_ctx *x)
+{
+    kcache_foreach(x->workloads, NULL, enqueue_held, x);
+}
+
 json_t *rc_check_clusters(struct rc_ctx *x, const char *check, char *why, size_t whylen)
 {
     json_t *ac = kcache_get(x->admissionchecks, check);

@@ -85,6 +85,12 @@ void rc_enqueue(struct rc_ctx *x, char prefix, const char *key);
 void rc_enqueue_after(struct rc_ctx *x, char prefix, const char *key, long ms);
 /* Every manager Workload (e.g. after a cluster came back). */
 void rc_enqueue_all_workloads(struct rc_ctx *x);
+/* The periodic resync's: the Workloads that hold quota or are being
+ * deleted. One without a reservation has no copy or job to drift (its
+ * copies go when its quota does, retried on failure), and a manager with
+ * 50,000 queued would otherwise put them all ahead of new work every
+ * resync. */
+void rc_enqueue_resync_workloads(struct rc_ctx *x);
 
 #define RC_WL_ECHO_KEY_MAX (KCACHE_KEY_MAX + 16)
 

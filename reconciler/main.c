@@ -563,7 +563,7 @@ static void *ticker(void *arg)
         mkcs_sync(a->x.clusters, a->x.mkclusters, a->x.secrets);
         if (now - last_resync >= a->cfg.resync_ms) {
             last_resync = now;
-            rc_enqueue_all_workloads(&a->x);
+            rc_enqueue_resync_workloads(&a->x);
             rc_gix_invalidate(a->x.gix, NULL); /* a resync reads every queue whole */
             enqueue_all(a, a->x.clusterqueues, 'q');
             enqueue_all(a, a->x.admissionchecks, 'a');
