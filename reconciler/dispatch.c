@@ -850,11 +850,14 @@ static int remote_job_spec(struct rc_ctx *x, struct held *h, int i, const json_t
 #define STATUS_BATCH_MS 1000
 
 /* The ms until job's next status copy may be written (0: now): a final
- * status never waits. */
+ * status never waits (a finished job's conditions, a pod's last phase),
+ * nor the last copy read fresh before the Workload finishes. */
 static long status_wait(struct rc_ctx *x, const struct held *h, const json_t *job,
-                        const json_t *remote)
+                        const json_t *remote, int fresh)
 {
-    if (rc_job_finished(remote))
+    const char *phase = jx_str(remote, "status.phase");
+    if (fresh || rc_job_finished(remote) ||
+        (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
         return 0;
     char key[JOB_ECHO_KEY_MAX];
     job_echo_key(h, job, "status", key, sizeof(key));
@@ -904,7 +907,7 @@ static int sync_one(struct rc_ctx *x, struct held *h, int i, const char *key, co
     int deferred = 0;
     json_t *patch =
         rc_job_status_patch(h->obs.kind, job, remote, h->obs.managed_by_honoured, &deferred);
-    long wait = patch ? status_wait(x, h, job, remote) : 0;
+    long wait = patch ? status_wait(x, h, job, remote, fresh) : 0;
     if (wait) { /* within the batch window: the next look writes what is new then */
         json_decref(patch);
         patch = NULL;
