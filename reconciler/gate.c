@@ -13,6 +13,7 @@
 #include "pack.h"
 #include "qstatus.h"
 #include "quantity.h"
+#include "why.h"
 #include "wlstatus.h"
 #include "workload_create.h"
 
@@ -474,22 +475,63 @@ static int write_status(struct rc_ctx *x, json_t *wl, json_t *status, json_t **o
     return rc;
 }
 
-/* The status patch saying why wl waits (QuotaReserved False); for a
- * Workload without status (uninit) also its checks, all Pending, on the
- * flavors every check applies to (onFlavors, as Kueue before admission).
- * The Workload's first write: no separate initial status. */
-static json_t *wait_patch(const json_t *wl, const json_t *cqo, int uninit,
-                          const struct rc_gate_item *it, const char *now)
+/* checks with the MultiKueue check's "Waiting for quota on the manager"
+ * message for the new QuotaReserved conditions (why.h): what decide.c's
+ * explain would write next, now in the gate's own write (one write per
+ * waiting Workload, not two). A new array, or NULL when the check is not
+ * Pending, already says so, or on oom (explain then writes it). */
+static json_t *with_quota_why(const json_t *checks, const char *check, json_t *conds,
+                              const char *now)
 {
+    json_t *c = NULL;
+    size_t i;
+    json_t *v;
+    json_array_foreach(checks, i, v)
+    {
+        const char *name = jx_str(v, "name");
+        if (name && strcmp(name, check) == 0)
+            c = v;
+    }
+    const char *st = jx_str(c, "state"), *cur = jx_str(c, "message");
+    if (!st || strcmp(st, "Pending") != 0)
+        return NULL;
+    json_t *after = json_pack("{s:{s:O}}", "status", "conditions", conds);
+    char msg[RC_WHY_MAX];
+    json_t *out = NULL;
+    if (after && rc_why_quota(after, cur, msg, sizeof(msg)) == RC_WHY_QUOTA &&
+        !(cur && strcmp(cur, msg) == 0))
+        out = rc_checks_with(checks, check, "Pending", msg, now, 0);
+    json_decref(after);
+    return out;
+}
+
+/* The status patch saying why wl waits (QuotaReserved False, and the
+ * MultiKueue check's message); for a Workload without status (uninit)
+ * also its checks, all Pending, on the flavors every check applies to
+ * (onFlavors, as Kueue before admission). The Workload's first write: no
+ * separate initial status. */
+static json_t *wait_patch(const json_t *wl, const json_t *cqo, int uninit,
+                          const struct rc_gate_item *it, const char *check, const char *now)
+{
+    json_t *patch = NULL;
     if (uninit) {
         json_t *checks = rc_checks_for_workload(cqo, NULL);
-        json_t *patch = checks ? rc_initial_status(checks, it->reason, it->message, now) : NULL;
+        patch = checks ? rc_initial_status(checks, it->reason, it->message, now) : NULL;
         json_decref(checks);
-        return patch;
+    } else {
+        json_t *conds = rc_conds_with(jx_get(wl, "status.conditions"), "QuotaReserved", "False",
+                                      it->reason, it->message, now);
+        patch = conds ? json_pack("{s:o}", "conditions", conds) : NULL;
     }
-    json_t *conds = rc_conds_with(jx_get(wl, "status.conditions"), "QuotaReserved", "False",
-                                  it->reason, it->message, now);
-    return conds ? json_pack("{s:o}", "conditions", conds) : NULL;
+    const json_t *checks =
+        uninit ? json_object_get(patch, "admissionChecks") : jx_get(wl, "status.admissionChecks");
+    json_t *told =
+        patch ? with_quota_why(checks, check, json_object_get(patch, "conditions"), now) : NULL;
+    if (told && json_object_set_new(patch, "admissionChecks", told) < 0) {
+        json_decref(patch);
+        return NULL;
+    }
+    return patch;
 }
 
 /* The first MultiKueue AdmissionCheck the ClusterQueue lists. 0 or -1. */
@@ -714,7 +756,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
             if (qr_hash("False", it->reason, it->message) == c.v[i].view->current)
                 continue; /* already says so */
             wl = rc_unwrap(c.v[i].packed);
-            json_t *patch = wl ? wait_patch(wl, cqo, c.v[i].view->uninit, it, now) : NULL;
+            json_t *patch = wl ? wait_patch(wl, cqo, c.v[i].view->uninit, it, check, now) : NULL;
             if (!patch || write_status(x, wl, patch, NULL) < 0)
                 rc = -1;
         }
