@@ -510,7 +510,7 @@ run_mode() {
         settle
         stage running
     fi
-    local t have
+    local t have w0
     for t in $TRACKED; do
         # namespace bench emptied: the throughput run's jobs (first level) or
         # the last level's dispatched jobs are not counted as tracked (the
@@ -519,6 +519,7 @@ run_mode() {
         zero
         have=$(workloads)
         log "$MODE: $t tracked Workloads (have $have)"
+        w0=$(manager_writes other)
         [ "$have" -lt "$t" ] && rcb --ns bench-idle --queue idle create $((t - have)) "idle$t" >/dev/null
         wait_until 1800 "$t Workloads" at_least "$t" workloads || true
         # and written: each queued Workload's status costs the manager
@@ -529,6 +530,8 @@ run_mode() {
         settle
         stage "tracked_$t"
         put "tracked_$t" "$(workloads)"
+        put "writes_tracked_$t" $(($(manager_writes other) - w0))
+        put "new_tracked_$t" $((t - have))
         if [ "$N_TRACKED" -gt 0 ]; then dispatch_tracked "$t"; fi
     done
     # the reconciler restarted on what it tracks: its memory without the

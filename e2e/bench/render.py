@@ -137,6 +137,12 @@ def collect(out, kvdir, floor_mode):
             derive=lambda d, p, t=t, prev=prev: (
                 d[p + "cpu_tracked_%d_s" % t] * 1000 / (t - prev)
                 if p + "cpu_tracked_%d_s" % t in d else None))
+        row("manager API writes per new tracked Workload, up to %d (every client)" % t,
+            "requests", "lower", None,
+            derive=lambda d, p, t=t: (
+                d[p + "writes_tracked_%d" % t] / d[p + "new_tracked_%d" % t]
+                if d.get(p + "new_tracked_%d" % t) and p + "writes_tracked_%d" % t in d
+                else None))
         row("controller RSS per tracked Workload at %d (above idle)" % t, "KiB", "lower", None,
             derive=lambda d, p, t=t: (
                 (d[p + "rss_tracked_%d_mib" % t] - d[p + "rss_idle_mib"]) * 1024 / t
