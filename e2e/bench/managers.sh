@@ -315,19 +315,17 @@ at_least() { [ "$("${@:2}")" -ge "$1" ]; }
 active() { [ "$(k "$CTX" get "$1" "$2" -o jsonpath='{.status.conditions[?(@.type=="Active")].status}')" = True ]; }
 # manager_writes KIND: requests that wrote to the manager's API server so far,
 # from every client (its apiserver_request_total): KIND events counts the
-# Events, other the rest but Leases (heartbeats)
+# Events, other the rest but Leases (heartbeats), conflicts the writes of
+# any resource refused 409
 manager_writes() { writes_of "$CTX" "$1"; }
 # conflicts: the manager's writes refused 409 (a precondition on a stale
 # resourceVersion), every client
-conflicts() {
-    k "$CTX" get --raw /metrics | awk '
-        /^apiserver_request_total\{/ && /code="409"/ && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ { n += $NF }
-        END { printf "%d\n", n }'
-}
+conflicts() { writes_of "$CTX" conflicts; }
 writes_of() {
     k "$1" get --raw /metrics | awk -v kind="$2" '
         /^apiserver_request_total\{/ && /verb="(POST|PUT|PATCH|DELETE|APPLY)"/ &&
-        !/resource="leases"/ && (/resource="events"/ == (kind == "events")) { n += $NF }
+        !/resource="leases"/ &&
+        (kind == "conflicts" ? /code="409"/ : (/resource="events"/ == (kind == "events"))) { n += $NF }
         END { printf "%d\n", n }'
 }
 # worker_writes: the same (but Events) summed over the workers: what a job
@@ -343,9 +341,8 @@ settle() { sleep "${BENCH_SETTLE:-35}"; }
 # count CONTEXT PATH: the objects of list PATH (one list call)
 count() { k "$1" get --raw "$2?limit=1" | jq -e '(.metadata.remainingItemCount // 0) + (.items | length)'; }
 # left NS: Jobs and Workloads of NS on the manager, and the remote ones (the
-# origin label) on the workers; nothing printed when a list fails. The
-# workers' other objects are not the manager's: the floor leaves its
-# floora-K jobs on worker-2 (floor_cleanup deletes jobs on worker-1 only)
+# origin label) on the workers; nothing printed when a list fails (the
+# workers' other objects, the floor's among them, are not the manager's)
 left() {
     local w n j r
     j=$(count "$CTX" "/apis/batch/v1/namespaces/$1/jobs") || return 1
@@ -531,7 +528,7 @@ run_mode() {
         stage "tracked_$t"
         put "tracked_$t" "$(workloads)"
         put "writes_tracked_$t" $(($(manager_writes other) - w0))
-        put "new_tracked_$t" $((t - have))
+        put "new_tracked_$t" $((t > have ? t - have : 0))
         if [ "$N_TRACKED" -gt 0 ]; then dispatch_tracked "$t"; fi
     done
     # the reconciler restarted on what it tracks: its memory without the

@@ -256,8 +256,8 @@ YAML
 }
 
 @test "a LocalQueue made again on another ClusterQueue takes its waiting Workload along" {
-    # the gate reads a queue's Workloads from an index kept from events: a
-    # LocalQueue that changes its ClusterQueue must move them
+    # a waiting Workload's ClusterQueue is its LocalQueue's: one made again
+    # on another ClusterQueue moves it there (whatever the gate caches)
     km apply -f - >/dev/null <<YAML
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
