@@ -46,6 +46,18 @@ void rc_enqueue_all_workloads(struct rc_ctx *x)
     kcache_foreach(x->workloads, NULL, enqueue_one, x);
 }
 
+static int enqueue_held(const char *key, json_t *packed, void *ud)
+{
+    if (rc_md(packed, RC_MD_ADMISSION_CQ) || rc_md(packed, RC_MD_DELETION))
+        rc_enqueue(ud, 'w', key);
+    return 0;
+}
+
+void rc_enqueue_resync_workloads(struct rc_ctx *x)
+{
+    kcache_foreach(x->workloads, NULL, enqueue_held, x);
+}
+
 json_t *rc_check_clusters(struct rc_ctx *x, const char *check, char *why, size_t whylen)
 {
     json_t *ac = kcache_get(x->admissionchecks, check);
@@ -93,6 +105,15 @@ int rc_mk_check_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen)
         }
     }
     return -1;
+}
+
+int rc_wl_echo_key(const json_t *wl, char *out, size_t outlen)
+{
+    const char *ns = rc_md(wl, RC_MD_NAMESPACE), *name = rc_md(wl, RC_MD_NAME);
+    if (!name)
+        return -1;
+    snprintf(out, outlen, "workloads/%s/%s", ns ? ns : "", name);
+    return 0;
 }
 
 int rc_cq_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen)

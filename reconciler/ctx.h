@@ -19,6 +19,7 @@
 #include "clusters.h"
 #include "config.h"
 #include "echo.h"
+#include "gate_index.h"
 #include "inflight.h"
 #include "kinds/kinds.h"
 #include "kube_cache.h"
@@ -58,7 +59,7 @@ struct rc_ctx {
     struct smap *assumed;    /* gate: reservations written but not yet seen (struct rc_assumed *) */
     struct smap *qstatus_at; /* gate: last queue status write (long long * ms) per CQ */
     struct smap *gate_views; /* gate: what a pass reads of each Workload (gate.c) */
-    long gate_last_ms;       /* duration of the last quota gate pass (atomic) */
+    struct rc_gix *gix;      /* gate: each ClusterQueue's Workloads (gate_index.h; standalone) */
     /* per Workload key, json_t * {"uid": the manager Workload's UID,
      * "clusters": {cluster: UID of its copy removed once for spec drift}}
      * (dispatch.c, under mu). In memory only: a restart allows one more
@@ -84,6 +85,18 @@ void rc_enqueue(struct rc_ctx *x, char prefix, const char *key);
 void rc_enqueue_after(struct rc_ctx *x, char prefix, const char *key, long ms);
 /* Every manager Workload (e.g. after a cluster came back). */
 void rc_enqueue_all_workloads(struct rc_ctx *x);
+/* The periodic resync's: the Workloads that hold quota or are being
+ * deleted. One without a reservation has no copy or job to drift (its
+ * copies go when its quota does, retried on failure), and a manager with
+ * 50,000 queued would otherwise put them all ahead of new work every
+ * resync. */
+void rc_enqueue_resync_workloads(struct rc_ctx *x);
+
+#define RC_WL_ECHO_KEY_MAX (KCACHE_KEY_MAX + 16)
+
+/* The echo key (echo.h) of our writes to a manager Workload (full object
+ * or cache record): "workloads/NS/NAME". 0, or -1 without name. */
+int rc_wl_echo_key(const json_t *wl, char *out, size_t outlen);
 
 /* The clusters of an AdmissionCheck's MultiKueueConfig (new reference, an
  * array in config order), or NULL with why. */

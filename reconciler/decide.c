@@ -549,9 +549,14 @@ static void explain(const struct rc_obs *o, struct rc_plan *p, int quota)
     char msg[RC_WHY_MAX];
     enum rc_why_step step = quota ? rc_why_quota(o->wl, cur, msg, sizeof(msg))
                                   : rc_why_dispatch(o, cur, msg, sizeof(msg));
-    if (step == RC_WHY_NONE || (cur && strcmp(cur, msg) == 0))
+    int said = cur && strcmp(cur, msg) == 0;
+    /* the quota message is the gate's to write, in its own QuotaReserved
+     * write (gate.c); its Event is told here (the executor's rate limit
+     * keeps it to one per Workload and step in RC_WHY_EVENT_PERIOD_MS) */
+    if (step == RC_WHY_NONE || (said && step != RC_WHY_QUOTA))
         return;
-    add_status(p, check_patch(o, "Pending", msg, 0));
+    if (!said)
+        add_status(p, check_patch(o, "Pending", msg, 0));
     add_event(p, step == RC_WHY_NO_WORKER ? "Warning" : "Normal", RC_WHY_REASON, msg);
     if (p->n && p->acts[p->n - 1].type == RC_ACT_EVENT)
         p->acts[p->n - 1].value = (int)step;

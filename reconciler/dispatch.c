@@ -494,11 +494,18 @@ static void observe_nomination(struct rc_ctx *x, struct held *h, const char *key
 }
 
 /* Fills h->obs for the plan: the Workload, its owner, its copies and the
- * dispatcher's choice. Returns 1 when the Workload is gone (nothing to do). */
+ * dispatcher's choice. Returns 1 when the Workload is gone (nothing to do),
+ * 2 when the cache has not shown our own last write to it (echo.h). */
 static int observe(struct rc_ctx *x, const char *key, struct held *h)
 {
     struct rc_obs *o = &h->obs;
     json_t *wl = rc_cache_get(x->workloads, key);
+    char ekey[RC_WL_ECHO_KEY_MAX];
+    if (wl && rc_wl_echo_key(wl, ekey, sizeof(ekey)) == 0 &&
+        rc_echo_behind(x->echo, ekey, jx_str(wl, "metadata.resourceVersion"), clk_now_ms())) {
+        json_decref(wl); /* our own last write not shown yet: its event brings the key back */
+        return 2;
+    }
     if (!wl) {
         pthread_mutex_lock(&x->mu);
         wl = smap_del(x->deleted, key); /* taken; put back on failure */
@@ -567,6 +574,15 @@ static int origin_matches(struct rc_ctx *x, const json_t *obj)
     return o && strcmp(o, x->cfg->origin) == 0;
 }
 
+/* Notes a write to the manager Workload (out: the server's answer) for
+ * rc_echo_behind: until the cache shows it, its reconciles wait. */
+static void wl_written(struct rc_ctx *x, const json_t *patch, const json_t *out)
+{
+    char key[RC_WL_ECHO_KEY_MAX];
+    if (rc_wl_echo_key(out, key, sizeof(key)) == 0)
+        rc_echo_note(x->echo, key, patch, jx_str(out, "metadata.resourceVersion"), clk_now_ms());
+}
+
 /* Merge- or apply-patches the manager Workload's status with a
  * resourceVersion precondition; *cur becomes the server's answer. */
 static int wl_patch(struct rc_ctx *x, json_t **cur, json_t *status, int apply)
@@ -583,6 +599,8 @@ static int wl_patch(struct rc_ctx *x, json_t **cur, json_t *status, int apply)
         kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),
                  jx_str(*cur, "metadata.name"), "status", apply ? KC_PATCH_APPLY : KC_PATCH_MERGE,
                  body, apply ? RC_ADMISSION_MANAGER : NULL, &out, &st);
+    if (rc == 0)
+        wl_written(x, body, out);
     json_decref(body);
     if (rc < 0) {
         LOG_I(LG, "workload status not written", "workload", jx_str(*cur, "metadata.name"), "error",
@@ -757,6 +775,19 @@ static int create_remote_job(struct rc_ctx *x, struct held *h, int i, json_t *cu
     return 0;
 }
 
+#define JOB_ECHO_KEY_MAX (KCACHE_KEY_MAX + 96)
+
+/* The echo key (echo.h) of the local job's writes to sub ("status" or NULL). */
+static void job_echo_key(const struct held *h, const json_t *job, const char *sub, char *key,
+                         size_t keylen)
+{
+    struct kc_resource res = mk_kind_resource(h->obs.kind);
+    const char *ns = jx_str(job, "metadata.namespace");
+    const char *name = jx_str(job, "metadata.name");
+    snprintf(key, keylen, "%s/%s/%s/%s", res.resource, sub ? sub : "", ns ? ns : "",
+             name ? name : "");
+}
+
 /* Merge-patches the local job (sub "status": its status subresource),
  * unless the same patch was written and the cached job has not shown it
  * yet (echo.h). */
@@ -767,9 +798,8 @@ static int local_job_patch(struct rc_ctx *x, struct held *h, const json_t *job, 
     struct kc_status st;
     const char *ns = jx_str(job, "metadata.namespace");
     const char *name = jx_str(job, "metadata.name");
-    char key[KCACHE_KEY_MAX + 96];
-    snprintf(key, sizeof(key), "%s/%s/%s/%s", res.resource, sub ? sub : "", ns ? ns : "",
-             name ? name : "");
+    char key[JOB_ECHO_KEY_MAX];
+    job_echo_key(h, job, sub, key, sizeof(key));
     long long now = clk_now_ms();
     if (rc_echo_pending(x->echo, key, patch, jx_str(job, "metadata.resourceVersion"), now))
         return 0;
@@ -812,10 +842,34 @@ static int remote_job_spec(struct rc_ctx *x, struct held *h, int i, const json_t
     return 0;
 }
 
+/* A running job's status copies are written at most once per this; a
+ * final status at once. The remote job's pods move in quick steps (created,
+ * running, ready) and each step was a write on the manager; Kueue's
+ * MultiKueue looks at a worker's events once a second (its
+ * eventsBatchPeriod), mkueue at once, then at most once a second. */
+#define STATUS_BATCH_MS 1000
+
+/* The ms until job's next status copy may be written (0: now): a final
+ * status never waits (a finished job's conditions, a pod's last phase),
+ * nor the last copy read fresh before the Workload finishes. */
+static long status_wait(struct rc_ctx *x, const struct held *h, const json_t *job,
+                        const json_t *remote, int fresh)
+{
+    const char *phase = jx_str(remote, "status.phase");
+    if (fresh || rc_job_finished(remote) ||
+        (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+        return 0;
+    char key[JOB_ECHO_KEY_MAX];
+    job_echo_key(h, job, "status", key, sizeof(key));
+    long long last = rc_echo_written_ms(x->echo, key), now = clk_now_ms();
+    return last && now - last < STATUS_BATCH_MS ? (long)(STATUS_BATCH_MS - (now - last)) : 0;
+}
+
 /* Copies the status of local job `job`'s remote copy (cached, or read from
- * the worker when fresh) to it. */
+ * the worker when fresh) to it. *after_ms: when to look again for a copy
+ * held back (0: none). */
 static int sync_one(struct rc_ctx *x, struct held *h, int i, const char *key, const json_t *job,
-                    const json_t *cached, int fresh, int *deferred)
+                    const json_t *cached, int fresh, long *after_ms)
 {
     struct rc_remote *r = &h->remotes[i];
     if (!cached && !fresh)
@@ -850,8 +904,19 @@ static int sync_one(struct rc_ctx *x, struct held *h, int i, const char *key, co
         }
         remote = live;
     }
+    int deferred = 0;
     json_t *patch =
-        rc_job_status_patch(h->obs.kind, job, remote, h->obs.managed_by_honoured, deferred);
+        rc_job_status_patch(h->obs.kind, job, remote, h->obs.managed_by_honoured, &deferred);
+    long wait = patch ? status_wait(x, h, job, remote, fresh) : 0;
+    if (wait) { /* within the batch window: the next look writes what is new then */
+        json_decref(patch);
+        patch = NULL;
+    }
+    if (deferred || wait) {
+        long after = deferred ? 2000 : wait;
+        if (!*after_ms || after < *after_ms)
+            *after_ms = after;
+    }
     json_t *spec = rc_remote_spec_patch(h->obs.kind, job, remote);
     int wrote = patch != NULL;
     int rc = wrote ? local_job_status(x, h, job, patch) : 0;
@@ -878,13 +943,13 @@ static int sync_one(struct rc_ctx *x, struct held *h, int i, const char *key, co
  * syncPodGroup: each pod's copy is created when missing, else its status
  * copied back. */
 static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *key, int fresh,
-                           int *deferred)
+                           long *after_ms)
 {
-    *deferred = 0;
+    *after_ms = 0;
     if (!h->obs.job || !h->obs.kind)
         return 0;
     if (!h->group)
-        return sync_one(x, h, i, key, h->obs.job, h->remotes[i].job, fresh, deferred);
+        return sync_one(x, h, i, key, h->obs.job, h->remotes[i].job, fresh, after_ms);
     const char *wname = jx_str(h->obs.wl, "metadata.name");
     size_t j;
     json_t *pod;
@@ -892,12 +957,10 @@ static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *
     json_array_foreach(h->members, j, pod)
     {
         const json_t *copy = rc_group_find(h->rmembers[i], jx_str(pod, "metadata.name"));
-        int d = 0;
         if (!copy && !fresh)
             rc |= copy_job(x, h, i, pod, wname);
         else
-            rc |= sync_one(x, h, i, key, pod, copy, fresh, &d);
-        *deferred |= d;
+            rc |= sync_one(x, h, i, key, pod, copy, fresh, after_ms);
     }
     return rc < 0 ? -1 : 0;
 }
@@ -953,6 +1016,8 @@ static int patch_wl(struct rc_ctx *x, json_t **cur, json_t *p, struct kc_status 
     int rc = p ? kc_patch(x->mgr, &WORKLOADS, jx_str(*cur, "metadata.namespace"),
                           jx_str(*cur, "metadata.name"), NULL, KC_PATCH_MERGE, p, NULL, &out, st)
                : -1;
+    if (rc == 0)
+        wl_written(x, p, out);
     json_decref(p);
     if (rc < 0)
         return -1;
@@ -1077,7 +1142,8 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
         if (run == RC_SKIP)
             continue;
         const char *cluster = a->cluster >= 0 ? h->remotes[a->cluster].cluster : NULL;
-        int created, deferred;
+        int created;
+        long after;
         if (worker_enter(x, h, a, key) < 0) {
             rc = -1;
             goto failed;
@@ -1111,9 +1177,9 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             rc = create_remote_job(x, h, a->cluster, cur);
             break;
         case RC_ACT_SYNC_JOB_STATUS:
-            rc = sync_job_status(x, h, a->cluster, key, a->value, &deferred);
-            if (rc == 0 && deferred && (*requeue_ms < 0 || *requeue_ms > 2000))
-                *requeue_ms = 2000;
+            rc = sync_job_status(x, h, a->cluster, key, a->value, &after);
+            if (rc == 0 && after && (*requeue_ms < 0 || *requeue_ms > after))
+                *requeue_ms = after;
             break;
         case RC_ACT_REMOTE_PRIORITY:
             rc = remote_priority(x, h, a->cluster);
@@ -1238,6 +1304,10 @@ int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
     if (!h)
         return -1;
     int rc = observe(x, key, h);
+    if (rc == 2) { /* the cache is behind our own write (echo.h) */
+        free(h);
+        return 0;
+    }
     if (rc == 1) {
         free(h);
         drift_forget(x, key); /* the Workload is gone */

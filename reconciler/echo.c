@@ -128,3 +128,21 @@ size_t rc_echo_len(struct rc_echo *e)
     pthread_mutex_unlock(&e->mu);
     return n;
 }
+
+long long rc_echo_written_ms(struct rc_echo *e, const char *key)
+{
+    pthread_mutex_lock(&e->mu);
+    const struct written *w = smap_get(e->m, key);
+    long long at = w ? w->at_ms : 0;
+    pthread_mutex_unlock(&e->mu);
+    return at;
+}
+
+int rc_echo_behind(struct rc_echo *e, const char *key, const char *cached_rv, long long now_ms)
+{
+    pthread_mutex_lock(&e->mu);
+    const struct written *w = smap_get(e->m, key);
+    int behind = w && rv_of(cached_rv) < w->rv && now_ms - w->at_ms <= RC_ECHO_MAX_MS;
+    pthread_mutex_unlock(&e->mu);
+    return behind;
+}

@@ -38,6 +38,17 @@ int rc_echo_pending(struct rc_echo *e, const char *key, const json_t *patch, con
 void rc_echo_note(struct rc_echo *e, const char *key, const json_t *patch, const char *rv,
                   long long now_ms);
 
+/* 1 when the last write noted for key was answered with a resourceVersion
+ * newer than cached_rv, not more than RC_ECHO_MAX_MS before now_ms,
+ * whatever the patch: the cache has not shown our own last write yet, and
+ * a plan made from it would repeat a write or fail its precondition. */
+int rc_echo_behind(struct rc_echo *e, const char *key, const char *cached_rv, long long now_ms);
+
+/* When the last patch for key was written (monotonic ms, as given to
+ * rc_echo_note), 0 when none is remembered: the batch window of a running
+ * job's status copies (dispatch.c). */
+long long rc_echo_written_ms(struct rc_echo *e, const char *key);
+
 /* Entries held (for tests and the memory figures). */
 size_t rc_echo_len(struct rc_echo *e);
 

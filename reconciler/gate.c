@@ -7,11 +7,13 @@
 
 #include "clock.h"
 #include "events.h"
+#include "gate_index.h"
 #include "jsonx.h"
 #include "log.h"
 #include "pack.h"
 #include "qstatus.h"
 #include "quantity.h"
+#include "why.h"
 #include "wlstatus.h"
 #include "workload_create.h"
 
@@ -383,6 +385,80 @@ static int collect_one(const char *key, json_t *packed, void *ud)
     return 0;
 }
 
+/* Empties c (its arrays stay for the next collection). */
+static void collect_clear(struct collect *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        json_decref(c->v[i].packed);
+        free(c->v[i].key);
+        view_release(c->x, c->v[i].view);
+    }
+    rc_gate_release(c->items, c->n);
+    c->n = 0;
+    c->oom = 0;
+}
+
+/* The Workloads of a pass into c: those of keys (gate_index.h), or with
+ * keys NULL every cached one of the queue. Only the extracted fields are
+ * kept: the full trees of a big queue would cost ten times its text. */
+static void collect_keys(struct rc_ctx *x, char **keys, size_t n, struct collect *c)
+{
+    if (!keys) {
+        if (collect_reserve(c, kcache_len(x->workloads)) < 0)
+            c->oom = 1;
+        else
+            kcache_foreach(x->workloads, NULL, collect_one, c);
+        return;
+    }
+    if (collect_reserve(c, n) < 0)
+        c->oom = 1;
+    for (size_t i = 0; i < n && !c->oom; i++) {
+        json_t *packed = kcache_get(x->workloads, keys[i]);
+        if (packed)
+            collect_one(keys[i], packed, c); /* checks the queue again: an entry may be stale */
+        json_decref(packed);
+    }
+}
+
+/* 1 when a Workload of c holds quota: a fast pass's premise (nothing it
+ * reads holds any) no longer stands. */
+static int holds_quota(const struct collect *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->items[i].reserved)
+            return 1;
+    return 0;
+}
+
+/* The pass's Workloads into c (gate_index.h): a fast pass's dirty keys,
+ * else every member, or the whole cache when the index cannot answer.
+ * *pass says which was read, *nkeys how many keys (a fast pass's may be
+ * gone); *used is the quota held by Workloads outside c (the settled
+ * plan's for a fast pass, else none). */
+static void collect_pass(struct rc_ctx *x, const char *cq, long long now, struct collect *c,
+                         enum rc_gix_pass *pass, size_t *nkeys, struct rc_res *used)
+{
+    char **keys = NULL;
+    size_t n = 0;
+    memset(used, 0, sizeof(*used));
+    *pass = x->gix ? rc_gix_take(x->gix, cq, now, &keys, &n, used) : RC_GIX_LOST;
+    *nkeys = n;
+    if (*pass == RC_GIX_FAST) {
+        collect_keys(x, keys, n, c);
+        rc_gix_keys_free(keys, n);
+        if (c->oom || !holds_quota(c))
+            return;
+        /* raced with a reservation: read the whole queue */
+        collect_clear(c);
+        rc_gix_invalidate(x->gix, cq);
+        memset(used, 0, sizeof(*used));
+        *pass = rc_gix_take(x->gix, cq, now, &keys, &n, used);
+        *nkeys = n;
+    }
+    collect_keys(x, *pass == RC_GIX_LOST ? NULL : keys, n, c);
+    rc_gix_keys_free(keys, n);
+}
+
 static int write_status(struct rc_ctx *x, json_t *wl, json_t *status, json_t **out)
 {
     json_t *body = json_pack("{s:{s:s?},s:o}", "metadata", "resourceVersion",
@@ -399,22 +475,63 @@ static int write_status(struct rc_ctx *x, json_t *wl, json_t *status, json_t **o
     return rc;
 }
 
-/* The status patch saying why wl waits (QuotaReserved False); for a
- * Workload without status (uninit) also its checks, all Pending, on the
- * flavors every check applies to (onFlavors, as Kueue before admission).
- * The Workload's first write: no separate initial status. */
-static json_t *wait_patch(const json_t *wl, const json_t *cqo, int uninit,
-                          const struct rc_gate_item *it, const char *now)
+/* checks with the MultiKueue check's "Waiting for quota on the manager"
+ * message for the new QuotaReserved conditions (why.h): what decide.c's
+ * explain would write next, now in the gate's own write (one write per
+ * waiting Workload, not two). A new array, or NULL when the check is not
+ * Pending, already says so, or on oom (explain then writes it). */
+static json_t *with_quota_why(const json_t *checks, const char *check, json_t *conds,
+                              const char *now)
 {
+    json_t *c = NULL;
+    size_t i;
+    json_t *v;
+    json_array_foreach(checks, i, v)
+    {
+        const char *name = jx_str(v, "name");
+        if (name && strcmp(name, check) == 0)
+            c = v;
+    }
+    const char *st = jx_str(c, "state"), *cur = jx_str(c, "message");
+    if (!st || strcmp(st, "Pending") != 0)
+        return NULL;
+    json_t *after = json_pack("{s:{s:O}}", "status", "conditions", conds);
+    char msg[RC_WHY_MAX];
+    json_t *out = NULL;
+    if (after && rc_why_quota(after, cur, msg, sizeof(msg)) == RC_WHY_QUOTA &&
+        !(cur && strcmp(cur, msg) == 0))
+        out = rc_checks_with(checks, check, "Pending", msg, now, 0);
+    json_decref(after);
+    return out;
+}
+
+/* The status patch saying why wl waits (QuotaReserved False, and the
+ * MultiKueue check's message); for a Workload without status (uninit)
+ * also its checks, all Pending, on the flavors every check applies to
+ * (onFlavors, as Kueue before admission). The Workload's first write: no
+ * separate initial status. */
+static json_t *wait_patch(const json_t *wl, const json_t *cqo, int uninit,
+                          const struct rc_gate_item *it, const char *check, const char *now)
+{
+    json_t *patch = NULL;
     if (uninit) {
         json_t *checks = rc_checks_for_workload(cqo, NULL);
-        json_t *patch = checks ? rc_initial_status(checks, it->reason, it->message, now) : NULL;
+        patch = checks ? rc_initial_status(checks, it->reason, it->message, now) : NULL;
         json_decref(checks);
-        return patch;
+    } else {
+        json_t *conds = rc_conds_with(jx_get(wl, "status.conditions"), "QuotaReserved", "False",
+                                      it->reason, it->message, now);
+        patch = conds ? json_pack("{s:o}", "conditions", conds) : NULL;
     }
-    json_t *conds = rc_conds_with(jx_get(wl, "status.conditions"), "QuotaReserved", "False",
-                                  it->reason, it->message, now);
-    return conds ? json_pack("{s:o}", "conditions", conds) : NULL;
+    const json_t *checks =
+        uninit ? json_object_get(patch, "admissionChecks") : jx_get(wl, "status.admissionChecks");
+    json_t *told =
+        patch ? with_quota_why(checks, check, json_object_get(patch, "conditions"), now) : NULL;
+    if (told && json_object_set_new(patch, "admissionChecks", told) < 0) {
+        json_decref(patch);
+        return NULL;
+    }
+    return patch;
 }
 
 /* The first MultiKueue AdmissionCheck the ClusterQueue lists. 0 or -1. */
@@ -550,14 +667,23 @@ static int queue_status(struct rc_ctx *x, const char *cq, const json_t *cqo,
     kcache_foreach(x->localqueues, NULL, lq_status, &p);
     if (p.rc < 0)
         rc = -1;
-    if (p.changed && wait)
-        rc_enqueue_after(x, 'q', cq, wait);
-    else if (p.changed)
+    if (p.changed && wait) { /* a full pass writes it then (gate_index.h) */
+        long full = x->gix ? rc_gix_recount(x->gix, cq, clk_now_ms(), RC_QSTATUS_BATCH_MS) : 0;
+        rc_enqueue_after(x, 'q', cq, full > wait ? full : wait);
+    } else if (p.changed)
         qstatus_stamp(x, cq);
 out:
     free(qs);
     free(ns);
     return rc;
+}
+
+/* After a fast pass that read something: the queues' status counted again
+ * by a full pass, at most one per RC_QSTATUS_BATCH_MS. */
+static void recount_later(struct rc_ctx *x, const char *cq)
+{
+    long wait = rc_gix_recount(x->gix, cq, clk_now_ms(), RC_QSTATUS_BATCH_MS);
+    rc_enqueue_after(x, 'q', cq, wait);
 }
 
 int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
@@ -567,7 +693,9 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
     struct collect c = {x, cq, NULL, NULL, NULL, 0, 0, 0};
     char check[254];
     json_t *flavors = NULL;
-    int rc = 0;
+    int rc = 0, reserved = 0, planned = 0, taken = 0;
+    enum rc_gix_pass pass = RC_GIX_LOST;
+    struct rc_res used;
     if (!cqo || mk_check_of_cq(x, cqo, check, sizeof(check)) < 0)
         goto out; /* no MultiKueue check: not mkueue's queue */
     c.check = check;
@@ -585,20 +713,16 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
     }
     const char *strategy = jx_str(cqo, "spec.queueingStrategy");
     int strict = strategy && strcmp(strategy, "StrictFIFO") == 0;
-    /* only the extracted fields are kept: the full trees of a big queue
-     * would cost ten times its text */
-    if (collect_reserve(&c, kcache_len(x->workloads)) < 0) {
-        rc = -1;
-        goto out;
-    }
-    kcache_foreach(x->workloads, NULL, collect_one, &c);
+    size_t nkeys;
+    collect_pass(x, cq, t0, &c, &pass, &nkeys, &used);
+    taken = 1;
     if (c.oom) {
         rc = -1;
         goto out;
     }
     size_t n = c.n;
     struct rc_gate_item *items = c.items;
-    rc_gate_plan(cq, &nominal, strict, items, n);
+    planned = rc_gate_plan_from(cq, &nominal, strict, &used, items, n) == 0;
     char now[32];
     rc_now_rfc3339(now);
     for (size_t i = 0; i < n; i++) {
@@ -606,6 +730,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
         json_t *wl = NULL;
         if (it->decision == RC_GATE_RESERVE) {
             json_t *out = NULL;
+            reserved = 1;
             wl = rc_unwrap(c.v[i].packed);
             json_t *patch = wl ? rc_reserve_patch(wl, cq, cqo, &nominal, now) : NULL;
             if (!patch || write_status(x, wl, patch, &out) < 0) {
@@ -614,7 +739,11 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
                 continue;
             }
             assume(x, it->key, out);
-            it->reserved = 1; /* for the queues' status below */
+            char ekey[RC_WL_ECHO_KEY_MAX]; /* its reconcile waits for the echo (echo.h) */
+            if (rc_wl_echo_key(out, ekey, sizeof(ekey)) == 0)
+                rc_echo_note(x->echo, ekey, out, jx_str(out, "metadata.resourceVersion"),
+                             clk_now_ms()); /* (patch went with the write) */
+            it->reserved = 1;               /* for the queues' status below */
             const char *v[] = {cq};
             mt_inc(x->metrics.quota, v, 1);
             char msg[320];
@@ -627,22 +756,29 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
             if (qr_hash("False", it->reason, it->message) == c.v[i].view->current)
                 continue; /* already says so */
             wl = rc_unwrap(c.v[i].packed);
-            json_t *patch = wl ? wait_patch(wl, cqo, c.v[i].view->uninit, it, now) : NULL;
+            json_t *patch = wl ? wait_patch(wl, cqo, c.v[i].view->uninit, it, check, now) : NULL;
             if (!patch || write_status(x, wl, patch, NULL) < 0)
                 rc = -1;
         }
         json_decref(wl);
     }
-    if (queue_status(x, cq, cqo, &nominal, c.v, items, n) < 0)
+    if (pass != RC_GIX_FAST && queue_status(x, cq, cqo, &nominal, c.v, items, n) < 0)
         rc = -1;
+    /* what a fast pass read (gone ones too) may change the counts: a full
+     * pass recounts */
+    if (pass == RC_GIX_FAST && nkeys)
+        recount_later(x, cq);
+    /* every waiting Workload was decided against `used` and does not fit:
+     * the next changes can be read alone (gate_index.h); StrictFIFO's
+     * blocker makes one Workload's wait depend on another's: never */
+    if (x->gix && pass != RC_GIX_LOST && rc == 0 && planned && !reserved && !strict)
+        rc_gix_settle(x->gix, cq, &used);
 out:
-    __atomic_store_n(&x->gate_last_ms, (long)(clk_now_ms() - t0), __ATOMIC_RELAXED);
-    for (size_t i = 0; i < c.n; i++) {
-        json_decref(c.v[i].packed);
-        free(c.v[i].key);
-        view_release(x, c.v[i].view);
-    }
-    rc_gate_release(c.items, c.n);
+    if (x->gix && !taken)
+        rc_gix_skip(x->gix, cq); /* nothing read: the next pass reads all */
+    if (x->gix)
+        rc_gix_timed(x->gix, cq, pass, (long)(clk_now_ms() - t0));
+    collect_clear(&c);
     free(c.v);
     free(c.items);
     json_decref(flavors);

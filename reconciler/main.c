@@ -93,16 +93,26 @@ static void gate_sig(const json_t *wl, char *out, size_t n)
              jx_int(wl, "spec.priority", 0), check, st);
 }
 
-static void gate_poke(struct app *a, const json_t *packed)
+/* The Workload's ClusterQueue and change into the gate's index
+ * (gate_index.h), and a pass of that queue after its batch window when it
+ * changed. old: its state before (NULL: new; packed itself: a resync). */
+static void gate_note(struct app *a, const char *key, const json_t *old, const json_t *packed,
+                      int gone, int changed)
 {
     char cq[254];
     if (a->cfg.mode != RC_MODE_STANDALONE)
         return;
-    /* a batch window: twice the last pass, so a big queue's passes (which
-     * read every Workload of the queue) take at most a third of a core */
-    long last = __atomic_load_n(&a->x.gate_last_ms, __ATOMIC_RELAXED);
-    if (rc_cq_of(&a->x, packed, cq, sizeof(cq)) == 0) /* the record names the queue */
-        rc_enqueue_after(&a->x, 'q', cq, last * 2 > 20 ? last * 2 : 20);
+    int known = rc_cq_of(&a->x, packed, cq, sizeof(cq)) == 0; /* the record names the queue */
+    enum rc_gix_change ch = RC_GIX_SAME;
+    if (changed)
+        ch = old == packed || rc_md(packed, RC_MD_ADMISSION_CQ) ||
+                     (old && rc_md(old, RC_MD_ADMISSION_CQ))
+                 ? RC_GIX_QUOTA
+                 : RC_GIX_CHANGED;
+    rc_gix_note(a->x.gix, key, known && !gone ? cq : NULL, ch);
+    if (!known || !changed)
+        return;
+    rc_enqueue_after(&a->x, 'q', cq, rc_gix_window_ms(a->x.gix, cq));
 }
 
 static void wl_add(const char *key, json_t *obj, void *ud)
@@ -112,7 +122,7 @@ static void wl_add(const char *key, json_t *obj, void *ud)
     json_decref(smap_del(a->x.deleted, key)); /* a new Workload of the same name */
     pthread_mutex_unlock(&a->x.mu);
     rc_enqueue(&a->x, 'w', key);
-    gate_poke(a, obj);
+    gate_note(a, key, NULL, obj, 0, 1);
 }
 
 static void wl_update(const char *key, json_t *old, json_t *obj, void *ud)
@@ -125,8 +135,7 @@ static void wl_update(const char *key, json_t *old, json_t *obj, void *ud)
     json_t *o = rc_unwrap(old), *n = rc_unwrap(obj);
     gate_sig(o, s1, sizeof(s1));
     gate_sig(n, s2, sizeof(s2));
-    if (strcmp(s1, s2) != 0 || old == obj)
-        gate_poke(a, n);
+    gate_note(a, key, old, obj, 0, strcmp(s1, s2) != 0 || old == obj);
     json_decref(o);
     json_decref(n);
 }
@@ -137,7 +146,7 @@ static void wl_delete(const char *key, json_t *obj, void *ud)
     rc_remember_deleted(&a->x, key, obj);
     rc_gate_forget(&a->x, key);
     rc_enqueue(&a->x, 'w', key);
-    gate_poke(a, obj);
+    gate_note(a, key, NULL, obj, 1, 1);
 }
 
 static void job_key(struct kind_ud *k, const char *key, json_t *obj, int wl_too)
@@ -203,6 +212,7 @@ static void cq_event(const char *key, json_t *obj, void *ud)
 {
     (void)obj;
     struct app *a = ud;
+    rc_gix_invalidate(a->x.gix, key); /* its quota or strategy may change every decision */
     if (a->cfg.mode == RC_MODE_STANDALONE)
         rc_enqueue(&a->x, 'q', key);
 }
@@ -239,6 +249,19 @@ static int enqueue_job(const char *key, json_t *obj, void *ud)
     return 0;
 }
 
+static int gate_reindex_one(const char *key, json_t *packed, void *ud)
+{
+    gate_note(ud, key, packed, packed, 0, 0);
+    return 0;
+}
+
+/* The namespace's Workloads indexed again: a LocalQueue's ClusterQueue
+ * decides theirs until they are admitted. */
+static void gate_reindex(struct app *a, const char *ns)
+{
+    kcache_foreach(a->x.workloads, ns, gate_reindex_one, a);
+}
+
 /* A new LocalQueue: jobs that waited for it get their Workload now. */
 static void lq_add(const char *key, json_t *obj, void *ud)
 {
@@ -247,12 +270,48 @@ static void lq_add(const char *key, json_t *obj, void *ud)
     const char *ns = jx_str(obj, "metadata.namespace");
     if (a->cfg.mode != RC_MODE_STANDALONE || !ns)
         return;
-    if (jx_str(obj, "spec.clusterQueue")) /* its status (qstatus.h) */
+    gate_reindex(a, ns);                    /* its Workloads may have come first */
+    if (jx_str(obj, "spec.clusterQueue")) { /* its status (qstatus.h) */
+        rc_gix_invalidate(a->x.gix, jx_str(obj, "spec.clusterQueue"));
         rc_enqueue(&a->x, 'q', jx_str(obj, "spec.clusterQueue"));
+    }
     for (int k = 0; k < a->x.nkinds; k++) {
         struct ns_jobs n = {a, k};
         kcache_foreach(a->x.jobs[k], ns, enqueue_job, &n);
     }
+}
+
+/* A LocalQueue pointed at another ClusterQueue, or deleted: its waiting
+ * Workloads move (or leave every queue), and both queues count again. */
+static void lq_moved(struct app *a, const json_t *old, const json_t *obj)
+{
+    const char *ns = jx_str(obj, "metadata.namespace");
+    if (a->cfg.mode != RC_MODE_STANDALONE || !ns)
+        return;
+    gate_reindex(a, ns);
+    const char *cqs[] = {jx_str(old, "spec.clusterQueue"),
+                         obj != old ? jx_str(obj, "spec.clusterQueue") : NULL};
+    for (int i = 0; i < 2; i++) {
+        if (!cqs[i])
+            continue;
+        rc_gix_invalidate(a->x.gix, cqs[i]);
+        rc_enqueue(&a->x, 'q', cqs[i]);
+    }
+}
+
+static void lq_update(const char *key, json_t *old, json_t *obj, void *ud)
+{
+    (void)key;
+    const char *was = jx_str(old, "spec.clusterQueue"), *now = jx_str(obj, "spec.clusterQueue");
+    /* the gate's own status writes come back here: only a new queue counts */
+    if (old == obj || !was != !now || (was && strcmp(was, now) != 0))
+        lq_moved(ud, old, obj);
+}
+
+static void lq_delete(const char *key, json_t *obj, void *ud)
+{
+    (void)key;
+    lq_moved(ud, obj, obj);
 }
 
 /* An AdmissionCheck created, changed or deleted: its status, and every
@@ -264,6 +323,7 @@ static void ac_event(const char *key, json_t *obj, void *ud)
     struct app *a = ud;
     rc_enqueue(&a->x, 'a', key);
     rc_enqueue_all_workloads(&a->x);
+    rc_gix_invalidate(a->x.gix, NULL); /* which check is MultiKueue's may change */
 }
 
 static void ac_update(const char *key, json_t *old, json_t *obj, void *ud)
@@ -466,6 +526,7 @@ static void on_started(void *ud)
     pthread_mutex_unlock(&a->mu);
     /* what happened while we were not leading */
     rc_enqueue_all_workloads(&a->x);
+    rc_gix_invalidate(a->x.gix, NULL);
     enqueue_all(a, a->x.clusterqueues, 'q');
     enqueue_all(a, a->x.admissionchecks, 'a');
     enqueue_all(a, a->x.mkclusters, 'c');
@@ -502,7 +563,8 @@ static void *ticker(void *arg)
         mkcs_sync(a->x.clusters, a->x.mkclusters, a->x.secrets);
         if (now - last_resync >= a->cfg.resync_ms) {
             last_resync = now;
-            rc_enqueue_all_workloads(&a->x);
+            rc_enqueue_resync_workloads(&a->x);
+            rc_gix_invalidate(a->x.gix, NULL); /* a resync reads every queue whole */
             enqueue_all(a, a->x.clusterqueues, 'q');
             enqueue_all(a, a->x.admissionchecks, 'a');
             enqueue_all(a, a->x.mkclusters, 'c');
@@ -615,14 +677,16 @@ static int setup_state(struct app *a, char *err, size_t errlen)
     x->assumed = smap_new();
     x->qstatus_at = smap_new();
     x->gate_views = smap_new();
+    /* only standalone mode's gate reads it */
+    x->gix = a->cfg.mode == RC_MODE_STANDALONE ? rc_gix_new() : NULL;
     x->drift = smap_new();
     x->lost = smap_new();
     x->why = rc_why_new();
     x->echo = rc_echo_new();
     x->podwatch = rc_podwatch_new(pods_changed, a);
     if (!x->rounds || !x->deleted || !x->lag || !x->assumed || !x->qstatus_at || !x->gate_views ||
-        !x->drift || !x->lost || !x->why || !x->echo || !x->podwatch ||
-        rc_metrics_init(&x->metrics) < 0) {
+        (a->cfg.mode == RC_MODE_STANDALONE && !x->gix) || !x->drift || !x->lost || !x->why ||
+        !x->echo || !x->podwatch || rc_metrics_init(&x->metrics) < 0) {
         return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     for (int i = 0; i < a->cfg.nintegrations && x->nkinds < RC_MAX_KINDS; i++) {
@@ -728,7 +792,7 @@ static int setup_informers(struct app *a, char *err, size_t errlen)
     static const char *G = "kueue.x-k8s.io", *V = "v1beta2";
     const struct kcache_handlers wlh = {wl_add, wl_update, wl_delete, a};
     const struct kcache_handlers cqh = {cq_event, cq_update, cq_delete, a};
-    const struct kcache_handlers lqh = {lq_add, NULL, NULL, a};
+    const struct kcache_handlers lqh = {lq_add, lq_update, lq_delete, a};
     const struct kcache_handlers ach = {ac_event, ac_update, ac_event, a};
     const struct kcache_handlers cfh = {config_event, config_update, config_event, a};
     const struct kcache_handlers mkh = {mkc_event, mkc_update, mkc_event, a};
@@ -871,6 +935,7 @@ static void teardown(struct app *a)
     smap_free(x->assumed, free);
     smap_free(x->qstatus_at, free);
     smap_free(x->gate_views, rc_gate_view_free);
+    rc_gix_free(x->gix);
     smap_free(x->drift, json_decref_void);
     smap_free(x->lost, free);
     rc_inflight_free(x->inflight);

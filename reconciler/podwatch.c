@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "errf.h"
 #include "jsonx.h"
 #include "kube_cache.h"
@@ -14,6 +15,7 @@
 #define LG           "podwatch"
 #define TEXT_MAX     320 /* a kept message */
 #define SELECTOR_MAX 512
+#define FULL_LOG_MS  60000 /* a full table is logged at most this often */
 
 static const struct kc_resource PODS = {"", "v1", "pods", 1};
 
@@ -35,7 +37,8 @@ struct rc_podwatch {
     struct entry *v[RC_PODWATCH_MAX];
     void (*on_change)(const char *key, void *ud);
     void *ud;
-    char full_key[KCACHE_KEY_MAX]; /* the last key refused for a full table (logged once) */
+    unsigned long refused; /* jobs refused for a full table since the last log line */
+    long long refused_logged_ms;
 };
 
 static void text(json_t *to, const char *name, const char *s)
@@ -273,13 +276,21 @@ int rc_podwatch_ensure(struct rc_podwatch *p, struct mkcs *set, const char *key,
         for (i = 0; i < RC_PODWATCH_MAX && p->v[i]; i++)
             ;
         if (i == RC_PODWATCH_MAX) {
-            int first = strcmp(p->full_key, key) != 0;
-            snprintf(p->full_key, sizeof(p->full_key), "%s", key);
+            /* a big dispatch asks again on every event of thousands of
+             * jobs: a line a minute says it, with how many were refused */
+            long long now = clk_now_ms();
+            char refused[24] = "";
+            p->refused++;
+            if (!p->refused_logged_ms || now - p->refused_logged_ms >= FULL_LOG_MS) {
+                snprintf(refused, sizeof(refused), "%lu", p->refused);
+                p->refused = 0;
+                p->refused_logged_ms = now;
+            }
             pthread_mutex_unlock(&p->mu);
             mkcs_put(conn);
-            if (first)
-                LOG_W(LG, "too many jobs watched; no placement summary for this one", "workload",
-                      key);
+            if (refused[0])
+                LOG_W(LG, "too many jobs watched; no placement summary for some", "workload", key,
+                      "refused", refused);
             return MK_ERR_FULL;
         }
     }

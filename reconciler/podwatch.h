@@ -6,7 +6,8 @@
  * messages cut), and is bounded like every worker watch (common/clusters.h:
  * list pages, one event, the client's body cap) plus RC_PODWATCH_MAX_PODS
  * pods per job. At most RC_PODWATCH_MAX jobs are watched at once; a job past
- * that has no layer 2 until a slot frees (logged once per job).
+ * that has no layer 2 until a slot frees (logged at most once a minute, with
+ * how many were refused).
  *
  * Ownership: the set owns its entries; an entry holds a reference to the
  * worker connection (mkcs_get) so the client outlives the informer. An

@@ -411,6 +411,13 @@ void rc_gate_plan(const char *cq, const struct rc_res *nominal, int strict,
                   struct rc_gate_item *items, size_t n)
 {
     struct rc_res used = {0};
+    rc_gate_plan_from(cq, nominal, strict, &used, items, n);
+}
+
+int rc_gate_plan_from(const char *cq, const struct rc_res *nominal, int strict, struct rc_res *base,
+                      struct rc_gate_item *items, size_t n)
+{
+    struct rc_res used = *base;
     for (int i = 0; i < nominal->n; i++)
         rc_res_slot(&used, nominal->name[i]);
     size_t *order = calloc(n ? n : 1, sizeof(*order));
@@ -435,7 +442,7 @@ void rc_gate_plan(const char *cq, const struct rc_res *nominal, int strict,
         for (size_t i = 0; i < n; i++)
             if (!items[i].reserved)
                 items[i].decision = RC_GATE_WAIT;
-        return;
+        return -1;
     }
     qsort_r(order, npend, sizeof(*order), by_order, items);
     const char *blocker = NULL;
@@ -500,4 +507,6 @@ void rc_gate_plan(const char *cq, const struct rc_res *nominal, int strict,
         }
     }
     free(order);
+    *base = used;
+    return 0;
 }

@@ -86,6 +86,12 @@ struct rc_gate_item {
 /* Decides every pending item of one ClusterQueue. */
 void rc_gate_plan(const char *cq_name, const struct rc_res *nominal, int strict_fifo,
                   struct rc_gate_item *items, size_t n);
+/* The same with quota already held by Workloads not among items: *used in,
+ * and out with what the items hold and were given added (all zero: none).
+ * Returns 0, or -1 out of memory (every pending item waits, no message,
+ * *used unchanged). */
+int rc_gate_plan_from(const char *cq_name, const struct rc_res *nominal, int strict_fifo,
+                      struct rc_res *used, struct rc_gate_item *items, size_t n);
 /* Frees the messages rc_gate_plan wrote into items. */
 void rc_gate_release(struct rc_gate_item *items, size_t n);
 

@@ -42,6 +42,42 @@ static void test_pending_until_echoed(void **state)
 }
 
 /* Entries of objects never looked at again go in a later sweep. */
+/* The time of the last write, for a running job's status batch window. */
+static void test_written_at(void **state)
+{
+    (void)state;
+    struct rc_echo *e = rc_echo_new();
+    json_t *p = json_pack("{s:{s:i}}", "status", "active", 1);
+    assert_int_equal(rc_echo_written_ms(e, "jobs/status/ns/a"), 0);
+    rc_echo_note(e, "jobs/status/ns/a", p, "12", 5000);
+    assert_int_equal(rc_echo_written_ms(e, "jobs/status/ns/a"), 5000);
+    rc_echo_note(e, "jobs/status/ns/a", p, "13", 5400); /* the latest write */
+    assert_int_equal(rc_echo_written_ms(e, "jobs/status/ns/a"), 5400);
+    assert_int_equal(rc_echo_written_ms(e, "jobs/status/ns/b"), 0);
+    rc_echo_note(e, "jobs/status/ns/a", p, NULL, 5500); /* forgotten */
+    assert_int_equal(rc_echo_written_ms(e, "jobs/status/ns/a"), 0);
+    json_decref(p);
+    rc_echo_free(e);
+}
+
+/* Behind: the cache has not shown our last write, whatever its patch. */
+static void test_behind_our_write(void **state)
+{
+    (void)state;
+    struct rc_echo *e = rc_echo_new();
+    json_t *p = json_pack("{s:{s:s}}", "status", "clusterName", "worker-1");
+    assert_int_equal(rc_echo_behind(e, "workloads/ns/w", "10", 1000), 0); /* never written */
+    rc_echo_note(e, "workloads/ns/w", p, "12", 1000);
+    assert_int_equal(rc_echo_behind(e, "workloads/ns/w", "10", 1100), 1);
+    assert_int_equal(rc_echo_behind(e, "workloads/ns/w", "12", 1100), 0); /* shown */
+    assert_int_equal(rc_echo_behind(e, "workloads/ns/w", "15", 1100), 0); /* and more since */
+    assert_int_equal(rc_echo_behind(e, "workloads/ns/other", "10", 1100), 0);
+    /* a cache that never catches up holds nothing back for long */
+    assert_int_equal(rc_echo_behind(e, "workloads/ns/w", "10", 1001 + RC_ECHO_MAX_MS), 0);
+    json_decref(p);
+    rc_echo_free(e);
+}
+
 static void test_old_entries_swept(void **state)
 {
     (void)state;
@@ -67,6 +103,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pending_until_echoed),
         cmocka_unit_test(test_old_entries_swept),
+        cmocka_unit_test(test_written_at),
+        cmocka_unit_test(test_behind_our_write),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

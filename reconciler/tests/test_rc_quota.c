@@ -116,6 +116,43 @@ static void item(struct rc_gate_item *it, const char *key, long long prio, const
     it->req = one_req("nvidia.com/gpu", gpu_milli);
 }
 
+/* A fast pass (gate_index.h): after a pass that reserved nothing, the
+ * Workloads that change are planned alone against the quota the others
+ * hold, and decide as a pass over the whole queue would. */
+static void test_gate_plan_from_held_quota_matches_whole_queue(void **state)
+{
+    (void)state;
+    struct rc_res nominal = {0};
+    *rc_res_slot(&nominal, "nvidia.com/gpu") = 8000;
+    struct rc_gate_item all[4], some[2];
+    item(&all[0], "ns/running", 0, "2024-01-01T00:00:00Z", 6000, 1);
+    item(&all[1], "ns/old", 0, "2024-01-01T00:00:01Z", 4000, 0);
+    item(&all[2], "ns/mid", 0, "2024-01-01T00:00:05Z", 3000, 0);
+    item(&all[3], "ns/new", 0, "2024-01-01T00:00:06Z", 2000, 0);
+    rc_gate_plan("q", &nominal, 0, all, 4);
+    /* the settled state before mid and new came: running holds 6, old waits */
+    struct rc_res held = {0};
+    assert_int_equal(rc_gate_plan_from("q", &nominal, 0, &held, all, 2), 0);
+    assert_int_equal(all[1].decision, RC_GATE_WAIT);
+    assert_int_equal(rc_res_get(&held, "nvidia.com/gpu", NULL), 6000);
+    item(&some[0], "ns/mid", 0, "2024-01-01T00:00:05Z", 3000, 0);
+    item(&some[1], "ns/new", 0, "2024-01-01T00:00:06Z", 2000, 0);
+    struct rc_res used = held;
+    assert_int_equal(rc_gate_plan_from("q", &nominal, 0, &used, some, 2), 0);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(some[i].decision, all[2 + i].decision);
+        assert_string_equal(some[i].message ? some[i].message : "",
+                            all[2 + i].message ? all[2 + i].message : "");
+    }
+    assert_int_equal(some[1].decision, RC_GATE_RESERVE);
+    assert_string_equal(some[0].message,
+                        "Waiting for quota: ClusterQueue q: 6 of 8 nvidia.com/gpu in use, the "
+                        "workload requests 3");
+    assert_int_equal(rc_res_get(&used, "nvidia.com/gpu", NULL), 8000); /* what new took */
+    rc_gate_release(all, 4);
+    rc_gate_release(some, 2);
+}
+
 static void test_gate_order_and_messages(void **state)
 {
     (void)state;
@@ -394,6 +431,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pod_requests),
+        cmocka_unit_test_teardown(test_gate_plan_from_held_quota_matches_whole_queue, free_reqs),
         cmocka_unit_test(test_workload_requests),
         cmocka_unit_test(test_cq_quota_sums_flavors),
         cmocka_unit_test_teardown(test_gate_order_and_messages, free_reqs),

@@ -1,0 +1,99 @@
+/* What the quota gate keeps per ClusterQueue between passes (standalone
+ * mode), so a pass costs what changed, not the size of the manager:
+ *
+ * - Members: the ClusterQueue of every cached Workload (its admission's,
+ *   else its LocalQueue's), kept from the Workload cache's events. Without
+ *   it a pass would walk every Workload of the manager to find its queue's.
+ * - Dirty keys: the queue's Workloads changed since its last pass.
+ * - A settled plan: after a pass that reserved nothing, the quota its
+ *   Workloads hold. While it stands, every waiting Workload was decided
+ *   against it and cannot fit (BestEffortFIFO: whoever fits is reserved),
+ *   so a Workload that arrives or changes while waiting is decided alone
+ *   against that quota, and the others keep their decisions: a fast pass
+ *   over the dirty keys gives what a full pass would. Whatever can change
+ *   the held quota or the queue (a Workload that holds or held quota, a
+ *   resync, the ClusterQueue, a LocalQueue, an AdmissionCheck) asks for a
+ *   full pass instead, as does a recount of the queues' status (their
+ *   counts are written from a full pass, at most once per
+ *   RC_QSTATUS_BATCH_MS, qstatus.h).
+ * - How long its last fast and full passes took (the batch window of its next).
+ *
+ * A stale member costs a pass one lookup: the pass checks each Workload's
+ * queue again. A missing one would hide a Workload from its queue, so a
+ * namespace is noted again when one of its LocalQueues changes, and once an
+ * insertion fails for lack of memory the index is "lost": rc_gix_take
+ * refuses from then on and passes walk the whole cache, as before it.
+ *
+ * Ownership: the index copies every key and queue name it is given and owns
+ * them; rc_gix_take hands out copies. Thread-safety: every function may be
+ * called from any thread (one lock of its own, never held across calls out). */
+#ifndef MKUEUE_RC_GATE_INDEX_H
+#define MKUEUE_RC_GATE_INDEX_H
+
+#include <stddef.h>
+
+#include "quota.h"
+
+struct rc_gix;
+
+/* What a pass reads (rc_gix_take). */
+enum rc_gix_pass {
+    RC_GIX_LOST = -1, /* the index cannot answer: walk every cached Workload */
+    RC_GIX_FULL = 0,  /* every member */
+    RC_GIX_FAST = 1   /* only the dirty keys, against the settled quota */
+};
+
+/* A new empty index, or NULL on allocation failure. */
+struct rc_gix *rc_gix_new(void);
+void rc_gix_free(struct rc_gix *g); /* NULL is a no-op */
+
+/* How a Workload changed, for rc_gix_note. */
+enum rc_gix_change {
+    RC_GIX_SAME = 0,    /* nothing a pass reads (our own status write back) */
+    RC_GIX_CHANGED = 1, /* dirty: the next pass reads it */
+    RC_GIX_QUOTA = 2    /* holds or held quota, or a resync: the next pass reads all */
+};
+
+/* Workload key now belongs to ClusterQueue cq (NULL or "": to none,
+ * deleted, or its LocalQueue unknown). A Workload that moves is a change
+ * in both queues (their counts change). */
+void rc_gix_note(struct rc_gix *g, const char *key, const char *cq, enum rc_gix_change ch);
+
+/* The next pass of cq (NULL: of every queue) reads every member. g NULL
+ * (no index: with-kueue mode) is a no-op. */
+void rc_gix_invalidate(struct rc_gix *g, const char *cq);
+
+/* The queues' status of cq wants a recount by a full pass, gap_ms after the
+ * last full pass began at the soonest (a sooner one asked for stands): the
+ * ms from monotonic now_ms until then (0: now), for the caller to enqueue
+ * that pass. */
+long rc_gix_recount(struct rc_gix *g, const char *cq, long long now_ms, long gap_ms);
+
+/* Starts a pass of cq at monotonic now_ms: its keys (*keys a new array of
+ * *n new strings, rc_gix_keys_free; NULL when n is 0) and, for a fast pass,
+ * the settled quota into *used. Clears the dirty keys and the settled plan
+ * (rc_gix_settle gives it back). RC_GIX_LOST also out of memory. */
+enum rc_gix_pass rc_gix_take(struct rc_gix *g, const char *cq, long long now_ms, char ***keys,
+                             size_t *n, struct rc_res *used);
+void rc_gix_keys_free(char **keys, size_t n);
+
+/* A pass of cq that read nothing (not mkueue's queue, or its quota
+ * unreadable): the dirty keys are dropped, its next pass is full. */
+void rc_gix_skip(struct rc_gix *g, const char *cq);
+
+/* After a pass of cq that reserved nothing and wrote all it meant to: the
+ * quota its Workloads hold, for the fast passes that follow. */
+void rc_gix_settle(struct rc_gix *g, const char *cq, const struct rc_res *used);
+
+#define RC_GIX_WINDOW_MIN_MS 20 /* the shortest batch window before a pass */
+
+/* A pass of cq of that kind took ms. */
+void rc_gix_timed(struct rc_gix *g, const char *cq, enum rc_gix_pass pass, long ms);
+
+/* The batch window before cq's next pass: twice the last pass of the kind
+ * it will be, at least RC_GIX_WINDOW_MIN_MS, so a big queue's full passes
+ * take at most a third of a core and its fast ones are not held back by
+ * them. */
+long rc_gix_window_ms(struct rc_gix *g, const char *cq);
+
+#endif
