@@ -19,6 +19,7 @@
 #include "clusters.h"
 #include "config.h"
 #include "echo.h"
+#include "events.h"
 #include "gate_index.h"
 #include "inflight.h"
 #include "kinds/kinds.h"
@@ -37,7 +38,7 @@ struct rc_ctx {
     /* the manager's Events: their own rate limit, as client-go's event
      * recorder has, so Events never wait behind (or delay) the writes that
      * move jobs along */
-    struct kc_client *events;
+    struct rc_events *events;
     /* manager caches */
     struct kcache *workloads, *localqueues, *clusterqueues, *admissionchecks, *mkconfigs,
         *mkclusters, *secrets, *priorityclasses, *wpcs; /* wpcs: WorkloadPriorityClasses */

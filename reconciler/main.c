@@ -731,10 +731,12 @@ static int setup_clients(struct app *a, char *err, size_t errlen)
     snprintf(x->metrics.mgr_host, sizeof(x->metrics.mgr_host), "%.*s", (int)strcspn(host, "/"),
              host);
     x->mgr = kc_new(a->mgr_cfg, &ko, err, errlen);
-    ko.pool_size = 2;
-    x->events = x->mgr ? kc_new(a->mgr_cfg, &ko, err, errlen) : NULL;
-    if (!x->events)
+    ko.pool_size = 1; /* one sender (events.h) */
+    struct kc_client *ec = x->mgr ? kc_new(a->mgr_cfg, &ko, err, errlen) : NULL;
+    if (!ec)
         return MK_ERR;
+    if (!(x->events = rc_events_new(ec, x->metrics.events_dropped)))
+        return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     if (a->cfg.leader_elect) {
         /* not rate-limited with the rest, one connection, no guard */
         struct kc_options lko = {.qps = -1, .pool_size = 1, .timeout_ms = a->cfg.renew_deadline_ms};
@@ -926,7 +928,7 @@ static void teardown(struct app *a)
         kcache_free(*a->inf[i].cache);
     wq_free(x->queue);
     kc_free(x->mgr);
-    kc_free(x->events);
+    rc_events_free(x->events);
     kc_free(a->lease);
     kcfg_free(a->mgr_cfg);
     smap_free(x->rounds, free);

@@ -64,11 +64,14 @@ int rc_metrics_init(struct rc_metrics *m)
                              "Requests to the manager's API server, by status code, host and "
                              "method (client-go's name).",
                              rq);
+    m->events_dropped =
+        mt_counter(m->reg, "mkueue_events_dropped_total",
+                   "Events not posted because RC_EVENTS_QUEUE_MAX were waiting.", NULL);
     m->heap = mt_gauge(m->reg, "mkueue_heap_inuse_bytes",
                        "Bytes malloc hands out now (RSS minus allocator slack).", NULL);
     if (!m->heap || !m->dispatched || !m->admitted || !m->connected || !m->reconcile || !m->depth ||
         !m->sync_lag || !m->remote_err || !m->leader || !m->tracked || !m->gc_deleted ||
-        !m->quota || !m->not_served || !m->requests) {
+        !m->quota || !m->not_served || !m->requests || !m->events_dropped) {
         rc_metrics_free(m);
         return -1;
     }

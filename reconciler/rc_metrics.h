@@ -21,7 +21,8 @@ struct rc_metrics {
     struct mt_family *heap;       /* mkueue_heap_inuse_bytes (malloc view) */
     struct mt_family *not_served; /* mkueue_job_kind_not_served{group,kind} */
     struct mt_family *requests;   /* rest_client_requests_total{code,host,method}: the manager's */
-    char mgr_host[256];           /* its host label: the manager's host:port */
+    struct mt_family *events_dropped; /* mkueue_events_dropped_total (events.h) */
+    char mgr_host[256];               /* its host label: the manager's host:port */
 };
 
 /* Registers every family. Returns 0, -1 on oom. */
