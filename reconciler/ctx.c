@@ -46,9 +46,14 @@ void rc_enqueue_all_workloads(struct rc_ctx *x)
     kcache_foreach(x->workloads, NULL, enqueue_one, x);
 }
 
+int rc_resync_wanted(const json_t *packed)
+{
+    return rc_md(packed, RC_MD_ADMISSION_CQ) || rc_md(packed, RC_MD_DELETION);
+}
+
 static int enqueue_held(const char *key, json_t *packed, void *ud)
 {
-    if (rc_md(packed, RC_MD_ADMISSION_CQ) || rc_md(packed, RC_MD_DELETION))
+    if (rc_resync_wanted(packed))
         rc_enqueue(ud, 'w', key);
     return 0;
 }

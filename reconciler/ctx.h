@@ -92,6 +92,10 @@ void rc_enqueue_all_workloads(struct rc_ctx *x);
  * 50,000 queued would otherwise put them all ahead of new work every
  * resync. */
 void rc_enqueue_resync_workloads(struct rc_ctx *x);
+/* 1 when a resync should reconcile this cached Workload (its record):
+ * it holds quota or is being deleted. The informers' own resync delivers
+ * every Workload again too (main.c) and asks the same. */
+int rc_resync_wanted(const json_t *packed);
 
 #define RC_WL_ECHO_KEY_MAX (KCACHE_KEY_MAX + 16)
 

@@ -6,7 +6,8 @@
 # counts the MultiKueue check's flavors and refuses an overflow; a job's
 # kueue.x-k8s.io/priority-class label gives its Workload a
 # WorkloadPriorityClass's priority, and a change of the label changes it;
-# a LocalQueue made again on another ClusterQueue moves its waiting Workloads.
+# a LocalQueue made again on another ClusterQueue moves its waiting Workloads;
+# a resync reconciles the Workloads holding quota, not the queued ones.
 
 load helpers
 load reconciler
@@ -290,4 +291,26 @@ YAML
     eventually 30 is_eq True qr_of mover status
     eq team-a-cq "$(rc_wl "$NS" mover '{.status.admission.clusterQueue}')"
     eventually 60 is_ready "$NS" mover
+}
+
+@test "a resync reconciles the Workloads holding quota, not the queued ones" {
+    # resyncs every 2 s: a Workload whose quota never fits has nothing to
+    # drift and is not reconciled again once it settled (each reconcile of
+    # it plans its rate-limited Pending Event: a "plan" line), while the
+    # reconciles go on (the one holding quota). Last in the file: rc-core
+    # keeps these flags.
+    stop_component rc-core
+    rc_start rc-core "$PORT" "${FLAGS[@]}" --resync-period 2s --log-level debug
+    rc_job "$NS" held
+    rc_job "$NS" queued 100
+    eventually 30 is_eq ExceedsMaxQuota qr_of queued reason
+    eventually 60 is_ready "$NS" held
+    local w log=$MKUEUE_E2E_DIR/logs/rc-core.log n0 r0
+    w=$(rc_wl_name "$NS" queued)
+    sleep 3 # its last own write's reconcile
+    n0=$(grep -c "\"workload\":\"$NS/$w\"" "$log" || true)
+    r0=$(rc_metric "$PORT" 'mkueue_reconcile_duration_seconds_count{kind="workload",result="ok"}')
+    sleep 7
+    eq "$n0" "$(grep -c "\"workload\":\"$NS/$w\"" "$log" || true)"
+    (($(rc_metric "$PORT" 'mkueue_reconcile_duration_seconds_count{kind="workload",result="ok"}') > r0))
 }
