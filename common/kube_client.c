@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
+#include <openssl/ssl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -467,6 +468,20 @@ int kc_setup_status(CURLcode e)
     return e == CURLE_OK ? 0 : e == CURLE_OUT_OF_MEMORY ? MK_ERR_NOMEM : MK_ERR_INVAL;
 }
 
+/* curl's OpenSSL backend sets SSL_MODE_RELEASE_BUFFERS: a connection's
+ * 17 KiB read buffer is freed once a record is read and allocated again for
+ * the next, so every watch event and response costs a large malloc, which
+ * consolidates the heap's fast bins first: a cost that grows with the heap
+ * (reconciler/README.md, "TLS buffers"). Kept for the connection's life
+ * instead, about 34 KiB per open connection. */
+static CURLcode keep_tls_buffers(CURL *h, void *ssl_ctx, void *ud)
+{
+    (void)h;
+    (void)ud;
+    SSL_CTX_clear_mode((SSL_CTX *)ssl_ctx, SSL_MODE_RELEASE_BUFFERS);
+    return CURLE_OK;
+}
+
 /* Sets a handle's per-request options, x's header and body callbacks among
  * them (body to on_data); kc_setup_status of the first failure. */
 static int setup(struct kc_client *c, CURL *h, const char *url, struct curl_slist *hdrs,
@@ -514,6 +529,8 @@ static int setup(struct kc_client *c, CURL *h, const char *url, struct curl_slis
     SET(CURLOPT_WRITEFUNCTION, on_data);
     SET(CURLOPT_WRITEDATA, x);
 #undef SET
+    if (e == CURLE_OK) /* another TLS backend: its own buffers, nothing to set */
+        (void)curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, keep_tls_buffers);
     return kc_setup_status(e);
 }
 

@@ -325,6 +325,7 @@ struct collect {
     struct entry *v;
     struct rc_gate_item *items; /* beside v: what rc_gate_plan reads */
     size_t n, alloc;
+    size_t read; /* Workloads looked at: the pass's cost (its debug line) */
     int oom;
 };
 
@@ -348,6 +349,7 @@ static int collect_one(const char *key, json_t *packed, void *ud)
 {
     struct collect *c = ud;
     char cq[254];
+    c->read++;
     if (rc_wl_deleting(packed))
         return 0;
     /* another queue's Workloads stay packed (the record names the queue) */
@@ -398,12 +400,13 @@ static void collect_clear(struct collect *c)
     c->oom = 0;
 }
 
-/* The Workloads of a pass into c: those of keys (gate_index.h), or with
- * keys NULL every cached one of the queue. Only the extracted fields are
- * kept: the full trees of a big queue would cost ten times its text. */
-static void collect_keys(struct rc_ctx *x, char **keys, size_t n, struct collect *c)
+/* The Workloads of a pass into c: those of keys (gate_index.h; none when
+ * n is 0), or with all every cached one of the queue. Only the extracted
+ * fields are kept: the full trees of a big queue would cost ten times its
+ * text. */
+static void collect_keys(struct rc_ctx *x, int all, char **keys, size_t n, struct collect *c)
 {
-    if (!keys) {
+    if (all) {
         if (collect_reserve(c, kcache_len(x->workloads)) < 0)
             c->oom = 1;
         else
@@ -444,7 +447,7 @@ static void collect_pass(struct rc_ctx *x, const char *cq, long long now, struct
     *pass = x->gix ? rc_gix_take(x->gix, cq, now, &keys, &n, used) : RC_GIX_LOST;
     *nkeys = n;
     if (*pass == RC_GIX_FAST) {
-        collect_keys(x, keys, n, c);
+        collect_keys(x, 0, keys, n, c);
         rc_gix_keys_free(keys, n);
         if (c->oom || !holds_quota(c))
             return;
@@ -455,7 +458,9 @@ static void collect_pass(struct rc_ctx *x, const char *cq, long long now, struct
         *pass = rc_gix_take(x->gix, cq, now, &keys, &n, used);
         *nkeys = n;
     }
-    collect_keys(x, *pass == RC_GIX_LOST ? NULL : keys, n, c);
+    /* an empty queue reads nothing: not the whole cache (keys is NULL
+     * then too) */
+    collect_keys(x, *pass == RC_GIX_LOST, keys, n, c);
     rc_gix_keys_free(keys, n);
 }
 
@@ -690,7 +695,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
 {
     long long t0 = clk_now_ms();
     json_t *cqo = kcache_get(x->clusterqueues, cq);
-    struct collect c = {x, cq, NULL, NULL, NULL, 0, 0, 0};
+    struct collect c = {.x = x, .cq = cq};
     char check[254];
     json_t *flavors = NULL;
     int rc = 0, reserved = 0, planned = 0, taken = 0;
@@ -773,6 +778,12 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
      * blocker makes one Workload's wait depend on another's: never */
     if (x->gix && pass != RC_GIX_LOST && rc == 0 && planned && !reserved && !strict)
         rc_gix_settle(x->gix, cq, &used);
+    if (log_enabled(LOG_DEBUG)) {
+        static const char *const kinds[] = {"whole cache", "full", "fast"};
+        char nread[24];
+        snprintf(nread, sizeof(nread), "%zu", c.read);
+        LOG_D(LG, "gate pass", "clusterQueue", cq, "pass", kinds[pass + 1], "read", nread);
+    }
 out:
     if (x->gix && !taken)
         rc_gix_skip(x->gix, cq); /* nothing read: the next pass reads all */

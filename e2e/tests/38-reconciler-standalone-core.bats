@@ -314,3 +314,38 @@ YAML
     eq "$n0" "$(grep -c "\"workload\":\"$NS/$w\"" "$log" || true)"
     (($(rc_metric "$PORT" 'mkueue_reconcile_duration_seconds_count{kind="workload",result="ok"}') > r0))
 }
+
+# a_pass_read CQ [MIN]: 1 when one of the gate's passes of CQ in rc-core's
+# log (debug) after its line $FROM looked at MIN or more Workloads (default
+# 0: any pass), else 0.
+a_pass_read() {
+    tail -n +"$((FROM + 1))" "$MKUEUE_E2E_DIR/logs/rc-core.log" | jq -R --arg q "$1" --argjson m "${2:-0}" \
+        'fromjson? | select(.msg == "gate pass" and .clusterQueue == $q and (.read | tonumber) >= $m)' |
+        jq -s 'length | if . > 0 then 1 else 0 end'
+}
+
+@test "a pass of an empty ClusterQueue reads none of the other queues' Workloads" {
+    # rc-core logs at debug level (the test above): each gate pass tells
+    # how many cached Workloads it looked at. A queue with no Workloads
+    # reads none, however many wait elsewhere (it once walked the whole
+    # cache: every pass of an idle queue cost every Workload of the manager)
+    FROM=$(wc -l <"$MKUEUE_E2E_DIR/logs/rc-core.log")
+    rc_job "$NS" waits 100
+    eventually 30 is_eq ExceedsMaxQuota qr_of waits reason
+    km apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team-e-cq, labels: {mkueue.test/file: 38-core}}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 1}]}]
+  admissionChecksStrategy:
+    admissionChecks: [{name: multikueue-ac}]
+YAML
+    eventually 30 is_eq 1 a_pass_read team-e-cq
+    eq 0 "$(a_pass_read team-e-cq 1)"
+    # the queue the Workload waits in reads it
+    eq 1 "$(a_pass_read team-a-cq 1)"
+}
