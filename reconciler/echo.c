@@ -52,7 +52,7 @@ static uint64_t patch_hash(const json_t *patch)
     return h;
 }
 
-static long long rv_of(const char *rv)
+long long rc_rv_number(const char *rv)
 {
     return rv ? strtoll(rv, NULL, 10) : 0;
 }
@@ -63,8 +63,8 @@ int rc_echo_pending(struct rc_echo *e, const char *key, const json_t *patch, con
     uint64_t h = patch_hash(patch);
     pthread_mutex_lock(&e->mu);
     const struct written *w = smap_get(e->m, key);
-    int pending =
-        w && h && w->hash == h && rv_of(cached_rv) < w->rv && now_ms - w->at_ms <= RC_ECHO_MAX_MS;
+    int pending = w && h && w->hash == h && rc_rv_number(cached_rv) < w->rv &&
+                  now_ms - w->at_ms <= RC_ECHO_MAX_MS;
     pthread_mutex_unlock(&e->mu);
     return pending;
 }
@@ -108,7 +108,7 @@ void rc_echo_note(struct rc_echo *e, const char *key, const json_t *patch, const
     uint64_t h = rv ? patch_hash(patch) : 0;
     struct written *w = h ? malloc(sizeof(*w)) : NULL;
     if (w)
-        *w = (struct written){h, rv_of(rv), now_ms};
+        *w = (struct written){h, rc_rv_number(rv), now_ms};
     void *old = NULL;
     pthread_mutex_lock(&e->mu);
     if (!w || smap_put(e->m, key, w, &old) < 0) {
@@ -142,7 +142,7 @@ int rc_echo_behind(struct rc_echo *e, const char *key, const char *cached_rv, lo
 {
     pthread_mutex_lock(&e->mu);
     const struct written *w = smap_get(e->m, key);
-    int behind = w && rv_of(cached_rv) < w->rv && now_ms - w->at_ms <= RC_ECHO_MAX_MS;
+    int behind = w && rc_rv_number(cached_rv) < w->rv && now_ms - w->at_ms <= RC_ECHO_MAX_MS;
     pthread_mutex_unlock(&e->mu);
     return behind;
 }

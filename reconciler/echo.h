@@ -25,6 +25,10 @@ struct rc_echo;
 struct rc_echo *rc_echo_new(void);    /* NULL on allocation failure */
 void rc_echo_free(struct rc_echo *e); /* NULL is a no-op */
 
+/* A resourceVersion as a number (the API server's are etcd revisions; 0
+ * when NULL), to tell which of two states of an object is newer. */
+long long rc_rv_number(const char *rv);
+
 /* 1 when `patch` was the last one written for key, the server answered a
  * resourceVersion newer than cached_rv (the cached object's), and not more
  * than RC_ECHO_MAX_MS before now_ms: sending it again would change

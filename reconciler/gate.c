@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "echo.h"
 #include "events.h"
 #include "gate_index.h"
 #include "jsonx.h"
@@ -144,12 +145,10 @@ void rc_gate_forget(struct rc_ctx *x, const char *key)
     view_release(x, v);
 }
 
-/* An object's resourceVersion as a number (the API server's are etcd
- * revisions; 0 when absent), to tell which of two states is newer. */
+/* An object's or a record's resourceVersion as a number (echo.h). */
 static long long rv_of(const json_t *obj)
 {
-    const char *rv = rc_md(obj, RC_MD_RV);
-    return rv ? strtoll(rv, NULL, 10) : 0;
+    return rc_rv_number(rc_md(obj, RC_MD_RV));
 }
 
 /* reserved, corrected by a reservation we wrote that the cache has not
