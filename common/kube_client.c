@@ -469,11 +469,11 @@ int kc_setup_status(CURLcode e)
 }
 
 /* curl's OpenSSL backend sets SSL_MODE_RELEASE_BUFFERS: a connection's
- * 17 KiB read buffer is freed once a record is read and allocated again for
- * the next, so every watch event and response costs a large malloc, which
- * consolidates the heap's fast bins first: a cost that grows with the heap
- * (reconciler/README.md, "TLS buffers"). Kept for the connection's life
- * instead, about 34 KiB per open connection. */
+ * 17 KiB read buffer is freed once a record is read and allocated again
+ * for the next, so every watch event and response costs a large malloc,
+ * which consolidates the heap's fast bins first: a cost that grows with
+ * the heap (reconciler/README.md, "CPU per dispatched job"). Kept for the
+ * connection's life instead, about 34 KiB per open connection. */
 static CURLcode keep_tls_buffers(CURL *h, void *ssl_ctx, void *ud)
 {
     (void)h;
