@@ -778,10 +778,12 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
     if (x->gix && pass != RC_GIX_LOST && rc == 0 && planned && !reserved && !strict)
         rc_gix_settle(x->gix, cq, &used);
     if (log_enabled(LOG_DEBUG)) {
-        static const char *const kinds[] = {"whole cache", "full", "fast"};
+        const char *kind = pass == RC_GIX_FAST   ? "fast"
+                           : pass == RC_GIX_FULL ? "full"
+                                                 : "whole cache";
         char nread[24];
         snprintf(nread, sizeof(nread), "%zu", c.read);
-        LOG_D(LG, "gate pass", "clusterQueue", cq, "pass", kinds[pass + 1], "read", nread);
+        LOG_D(LG, "gate pass", "clusterQueue", cq, "pass", kind, "read", nread);
     }
 out:
     if (x->gix && !taken)

@@ -297,8 +297,8 @@ YAML
     # resyncs every 2 s: a Workload whose quota never fits has nothing to
     # drift and is not reconciled again once it settled (each reconcile of
     # it plans its rate-limited Pending Event: a "plan" line), while the
-    # reconciles go on (the one holding quota). Last in the file: rc-core
-    # keeps these flags.
+    # reconciles go on (the one holding quota). rc-core keeps these flags
+    # for the rest of the file (the next test reads its debug log).
     stop_component rc-core
     rc_start rc-core "$PORT" "${FLAGS[@]}" --resync-period 2s --log-level debug
     rc_job "$NS" held
