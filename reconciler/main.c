@@ -5,7 +5,6 @@
  * gauges), the leader election, and a pool of reconcile workers that run
  * only while this replica leads. See ctx.h for the work queue keys. */
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include "dispatch.h"
 #include "gate.h"
 #include "gc.h"
+#include "heap.h"
 #include "jsonx.h"
 #include "kinds/adapters.h"
 #include "kinds/podgroup.h"
@@ -608,7 +608,7 @@ static void *ticker(void *arg)
         }
         if (now - last_trim >= 30000) {
             last_trim = now;
-            malloc_trim(0); /* give freed list pages back: RSS tracks the live set */
+            rc_heap_release(); /* give freed list pages back: RSS tracks the live set */
         }
     }
     return NULL;
@@ -619,8 +619,7 @@ static void before_render(void *ud)
     struct app *a = ud;
     mt_set(a->x.metrics.depth, NULL, (double)wq_len(a->x.queue));
     mt_set(a->x.metrics.tracked, NULL, (double)kcache_len(a->x.workloads));
-    struct mallinfo2 mi = mallinfo2();
-    mt_set(a->x.metrics.heap, NULL, (double)(mi.uordblks + mi.hblkhd));
+    mt_set(a->x.metrics.heap, NULL, (double)rc_heap_in_use());
     json_t *names = mkcs_names(a->x.clusters);
     size_t i;
     json_t *n;
@@ -809,7 +808,7 @@ static void discover_kinds(struct app *a)
                   "kind", x->kinds[k]->kind, "field", x->kinds[k]->managed_by_path);
     }
     json_decref(openapi);
-    malloc_trim(0);
+    rc_heap_release();
 }
 
 /* The manager's informers (started by start_informers once leading) and the
@@ -976,12 +975,7 @@ static void teardown(struct app *a)
 int main(int argc, char **argv)
 {
     static struct app app;
-    /* few malloc arenas: many threads, little contention, much less slack */
-    mallopt(M_ARENA_MAX, 2);
-    /* a fixed mmap threshold: large transient blocks (list pages, response
-     * bodies, the gate's arrays) go back to the system when freed, instead
-     * of raising glibc's sliding threshold and staying as heap holes */
-    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+    rc_heap_tune();
     struct app *a = &app;
     char err[1024];
     rc_config_defaults(&a->cfg);
@@ -1011,7 +1005,8 @@ int main(int argc, char **argv)
     }
     LOG_I(LG, "starting", "version", MKUEUE_VERSION, "mode",
           a->cfg.mode == RC_MODE_STANDALONE ? "standalone" : "with-kueue", "origin", a->cfg.origin,
-          "dispatcher", a->cfg.dispatcher_name, "identity", a->cfg.identity);
+          "dispatcher", a->cfg.dispatcher_name, "identity", a->cfg.identity, "allocator",
+          rc_heap_allocator());
     if (a->cfg.metrics_addr[0] && strcmp(a->cfg.metrics_addr, "0") != 0) {
         a->http = rc_http_start(a->cfg.metrics_addr, &a->x.metrics, ready, before_render, a, err,
                                 sizeof(err));
