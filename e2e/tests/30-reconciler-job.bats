@@ -142,7 +142,7 @@ teardown() {
     # jemalloc when linked (reconciler/heap.h); the ASan build keeps glibc's
     want=glibc
     ldd "$RC_BIN" | grep -q libjemalloc && want=jemalloc
-    grep '"msg":"starting"' "$MKUEUE_E2E_DIR/logs/rc-job.log" | tail -1 | grep -q "\"allocator\":\"$want\""
+    grep '"msg":"starting","logger":"main"' "$MKUEUE_E2E_DIR/logs/rc-job.log" | tail -1 | grep -q "\"allocator\":\"$want\""
     [ "$want" = glibc ] && return 0 # ASan's malloc is neither: no figure to read
     heap=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^mkueue_heap_inuse_bytes / { print $2 }')
     # the informers' caches alone are well over a MiB

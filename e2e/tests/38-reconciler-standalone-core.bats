@@ -47,6 +47,22 @@ job_cond() {
 }
 qr_of() { rc_wl "$NS" "$1" "{.status.conditions[?(@.type==\"QuotaReserved\")].$2}"; }
 check_of() { rc_wl "$NS" "$1" "{.status.admissionChecks[?(@.name==\"$2\")].$3}"; }
+# mk_cq NAME COVERED RESOURCES: a ClusterQueue of this file behind the
+# MultiKueue check, one flavor (default-flavor) with RESOURCES' quotas
+mk_cq() {
+    km apply -f - >/dev/null <<YAML
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: $1, labels: {mkueue.test/file: 38-core}}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [$2]
+    flavors: [{name: default-flavor, resources: [$3]}]
+  admissionChecksStrategy:
+    admissionChecks: [{name: multikueue-ac}]
+YAML
+}
 
 # set_check JOB CHECK STATE MESSAGE: writes one check of the job's Workload,
 # as another admission check controller would.
@@ -259,20 +275,8 @@ YAML
 @test "a LocalQueue made again on another ClusterQueue takes its waiting Workload along" {
     # a waiting Workload's ClusterQueue is its LocalQueue's: one made again
     # on another ClusterQueue moves it there (whatever the gate caches)
-    km apply -f - >/dev/null <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: team-m-cq, labels: {mkueue.test/file: 38-core}}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, memory, nvidia.com/gpu]
-    flavors:
-    - name: default-flavor
-      resources: [{name: cpu, nominalQuota: 100m}, {name: memory, nominalQuota: 1Gi}, {name: nvidia.com/gpu, nominalQuota: 0}]
-  admissionChecksStrategy:
-    admissionChecks: [{name: multikueue-ac}]
-YAML
+    mk_cq team-m-cq "cpu, memory, nvidia.com/gpu" \
+        "{name: cpu, nominalQuota: 100m}, {name: memory, nominalQuota: 1Gi}, {name: nvidia.com/gpu, nominalQuota: 0}"
     lq_on() {
         km -n "$NS" delete localqueue team-a --ignore-not-found >/dev/null
         km apply -f - >/dev/null <<YAML
@@ -332,18 +336,7 @@ a_pass_read() {
     FROM=$(wc -l <"$MKUEUE_E2E_DIR/logs/rc-core.log")
     rc_job "$NS" waits 100
     eventually 30 is_eq ExceedsMaxQuota qr_of waits reason
-    km apply -f - >/dev/null <<YAML
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: team-e-cq, labels: {mkueue.test/file: 38-core}}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors: [{name: default-flavor, resources: [{name: cpu, nominalQuota: 1}]}]
-  admissionChecksStrategy:
-    admissionChecks: [{name: multikueue-ac}]
-YAML
+    mk_cq team-e-cq cpu "{name: cpu, nominalQuota: 1}"
     eventually 30 is_eq 1 a_pass_read team-e-cq
     eq 0 "$(a_pass_read team-e-cq 1)"
     # the queue the Workload waits in reads it
