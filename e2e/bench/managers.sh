@@ -29,7 +29,8 @@
 #     p50/p99 with T Workloads tracked, beside the paced run's (about none);
 #   - the manager API server's writes per job during each latency run, from
 #     every client (the bench's own job creates included; Events apart);
-#   - the floor (the same API calls made directly) in the first mode only.
+#   - the floor (the same API calls made directly) in mode mkueue-standalone
+#     only: after each latency run and at each tracked level.
 # Settings: BENCH_MODES (default all three, in that order), MKUEUE_WORKERS
 # (2: worker-1..worker-W of the bed), BENCH_N 200, BENCH_RATE 10,
 # BENCH_RATE_LOW 3 ("" or 0 skips the second latency run), BENCH_M
@@ -424,7 +425,7 @@ latency() {
 # RATE_TRACKED/s in namespace bench (empty: quiet ran before the level),
 # keys m_tracked_<T>_* and stage dispatch_tracked_<T>: the CPU per
 # dispatched job with T tracked, beside the paced run's (latency_low, about
-# none tracked)
+# none tracked); in the floor mode, the floor with T tracked after it
 dispatch_tracked() {
     quiet bench # the tracked jobs' creation done (bench is empty already)
     zero
@@ -432,6 +433,13 @@ dispatch_tracked() {
     rcb --ns bench --no-floor latency "$N_TRACKED" "$RATE_TRACKED" | sed "s/^/m_tracked_$1_/" >>"$KV/$MODE.kv"
     sleep 5 # as latency: the last jobs' trailing writes
     stage "dispatch_tracked_$1"
+    if [ "$MODE" = "$FLOOR_MODE" ]; then
+        # the floor with the same Workloads on the manager: what the API
+        # server's own slowing with T objects costs any manager
+        log "$MODE: the floor with $1 tracked"
+        rcb --ns bench --floor-only latency "$N_TRACKED" "$RATE_TRACKED" | sed "s/^/m_tracked_$1_/" >>"$KV/$MODE.kv"
+        zero # the floor's time is not the controllers'
+    fi
 }
 
 run_mode() {

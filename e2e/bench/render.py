@@ -75,9 +75,11 @@ def collect(out, kvdir, floor_mode):
             rows.append({"metric": metric, "unit": unit, "better": better, "values": values})
 
     floor = kv.get(floor_mode, {})
-    for pre, rate_key, default in LATENCY:
-        at = rate_label(kv, pre, rate_key, default)
-        for metric, unit, better, key, floor_key in LATENCY_ROWS:
+
+    def latency_rows(pre, at, rows_of=LATENCY_ROWS):
+        """a latency run's rows (keys with prefix pre) beside the floor
+        taken at the same moment of the run, when the floor mode took one"""
+        for metric, unit, better, key, floor_key in rows_of:
             row(metric % at, unit, better, pre + key, pre + floor_key)
         # the floor that also waits for a worker's Kueue to admit a copy,
         # as every MultiKueue manager must (the floor column only)
@@ -88,11 +90,14 @@ def collect(out, kvdir, floor_mode):
         for fl, what in (("direct_calls", "floor p99"),
                          ("worker_admission", "floor with admission p99")):
             row("apply -> remote job %s, p99 / %s" % (at, what), "x", "lower", None,
-                derive=lambda d, p, pre=pre, fl=fl: (
+                derive=lambda d, p, fl=fl: (
                     d[pre + "dispatch_apply_to_remote_job_p99_ms"] /
                     floor[pre + "dispatch_floor_%s_p99_ms" % fl]
                     if not p and pre + "dispatch_apply_to_remote_job_p99_ms" in d and
                     floor.get(pre + "dispatch_floor_%s_p99_ms" % fl) else None))
+
+    for pre, rate_key, default in LATENCY:
+        latency_rows(pre, rate_label(kv, pre, rate_key, default))
     for r in FIXED:
         row(*r)
     for pre, rate_key, default in LATENCY:
@@ -164,11 +169,12 @@ def collect(out, kvdir, floor_mode):
         row("controller CPU per dispatched job at %d tracked (%s)" % (t, at), "ms", "lower", None,
             derive=lambda d, p, t=t: per1(d, p + "cpu_dispatch_tracked_%d_s" % t,
                                          "m_tracked_%d_dispatch_apply_to_remote_job_samples" % t))
+    # with T tracked, the floor too is taken with them on the manager (the
+    # floor mode's): whether the API server itself slowed down
     for t in disp:
-        at = rate_label(kv, "m_tracked_%d_" % t, "rate_tracked", 3)
-        for q in ("p50", "p99"):
-            row("apply -> remote job %s at %d tracked (%s)" % (q, t, at), "ms", "lower",
-                "m_tracked_%d_dispatch_apply_to_remote_job_%s_ms" % (t, q))
+        pre = "m_tracked_%d_" % t
+        latency_rows(pre, "%s with %d tracked" % (rate_label(kv, pre, "rate_tracked", 3), t),
+                     LATENCY_ROWS[:2])
     loads = [d["load1"] for d in kv.values() if "load1" in d]
     workers = next((int(d["workers"]) for d in kv.values() if "workers" in d), 2)
     doc = {"bench": "managers-w%d" % workers,
