@@ -1246,7 +1246,8 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
 }
 
 /* Issue 13, layer 2 (placement.h): once the job runs on status.clusterName,
- * its pods there are watched (podwatch.h) and summarised on the manager:
+ * its pods there are watched (podwatch.h; a lone Pod is its own remote
+ * copy, kept current by the worker's job cache) and summarised on the manager:
  * the Placement condition and one Warning Event per reason (at most one per
  * Workload, cluster and reason in RC_WHY_EVENT_PERIOD_MS), on the Workload
  * and its job. Best effort: a failed write is retried by the next pod
@@ -1261,14 +1262,18 @@ static void placement(struct rc_ctx *x, struct held *h, const char *key)
         if (strcmp(h->remotes[i].cluster, cn) == 0)
             r = &h->remotes[i];
     char sel[512];
-    if (!r || !r->job || !ns || !h->obs.kind || rc_wl_finished(wl) || rc_wl_deleting(wl) ||
-        rc_place_selector(h->obs.kind->kind, r->job, sel, sizeof(sel)) < 0) {
-        rc_podwatch_drop(x->podwatch, key);
+    int how = -1;
+    if (r && r->job && ns && h->obs.kind && !rc_wl_finished(wl) && !rc_wl_deleting(wl))
+        how = rc_place_selector(h->obs.kind->kind, r->job, sel, sizeof(sel));
+    if (how != 0)
+        rc_podwatch_drop(x->podwatch, key); /* nothing (more) to watch */
+    json_t *pods;
+    if (how == RC_PLACE_ITSELF) /* a lone Pod: its own updates enqueue the key */
+        pods = json_pack("[O]", r->job);
+    else if (how < 0 || rc_podwatch_ensure(x->podwatch, x->clusters, key, cn, ns, sel) < 0)
         return;
-    }
-    if (rc_podwatch_ensure(x->podwatch, x->clusters, key, cn, ns, sel) < 0)
-        return;
-    json_t *pods = rc_podwatch_pods(x->podwatch, key);
+    else
+        pods = rc_podwatch_pods(x->podwatch, key);
     if (!pods)
         return; /* not listed yet: the watch's first events enqueue the key */
     struct rc_place_sum sum;

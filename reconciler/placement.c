@@ -163,22 +163,26 @@ void rc_place_plan_clear(struct rc_place_plan *p)
     p->nev = 0;
 }
 
-/* The label each kind's controller puts on its pods, with the job's name. */
+/* The label each kind's controller puts on its pods, and where its value
+ * is in the remote job: its name, or (Ray's) the RayCluster it made. */
 static const struct {
-    const char *kind, *label;
+    const char *kind, *label, *value;
 } pod_labels[] = {
-    {"JobSet", "jobset.sigs.k8s.io/jobset-name"},
-    {"TrainJob", "jobset.sigs.k8s.io/jobset-name"}, /* its JobSet has its name */
-    {"PyTorchJob", "training.kubeflow.org/job-name"},
-    {"TFJob", "training.kubeflow.org/job-name"},
-    {"XGBoostJob", "training.kubeflow.org/job-name"},
-    {"PaddleJob", "training.kubeflow.org/job-name"},
-    {"JAXJob", "training.kubeflow.org/job-name"},
-    {"MPIJob", "training.kubeflow.org/job-name"},
-    {"LeaderWorkerSet", "leaderworkerset.sigs.k8s.io/name"},
-    {"RayCluster", "ray.io/cluster"},
-    {"AppWrapper", "workload.codeflare.dev/appwrapper"},
-    {"Pod", MK_POD_GROUP_LABEL}, /* a group; its name is the label's value */
+    {"JobSet", "jobset.sigs.k8s.io/jobset-name", "metadata.name"},
+    {"TrainJob", "jobset.sigs.k8s.io/jobset-name", "metadata.name"}, /* its JobSet's name */
+    {"PyTorchJob", "training.kubeflow.org/job-name", "metadata.name"},
+    {"TFJob", "training.kubeflow.org/job-name", "metadata.name"},
+    {"XGBoostJob", "training.kubeflow.org/job-name", "metadata.name"},
+    {"PaddleJob", "training.kubeflow.org/job-name", "metadata.name"},
+    {"JAXJob", "training.kubeflow.org/job-name", "metadata.name"},
+    {"MPIJob", "training.kubeflow.org/job-name", "metadata.name"},
+    {"LeaderWorkerSet", "leaderworkerset.sigs.k8s.io/name", "metadata.name"},
+    {"RayCluster", "ray.io/cluster", "metadata.name"},
+    {"RayJob", "ray.io/cluster", "status.rayClusterName"},
+    {"RayService", "ray.io/cluster", "status.activeServiceStatus.rayClusterName"},
+    {"RayService", "ray.io/cluster", "status.pendingServiceStatus.rayClusterName"},
+    {"AppWrapper", "workload.codeflare.dev/appwrapper", "metadata.name"},
+    {"Pod", MK_POD_GROUP_LABEL, "metadata.labels[" MK_POD_GROUP_LABEL "]"}, /* a group */
 };
 
 int rc_place_selector(const char *kind, const json_t *remote_job, char *out, size_t cap)
@@ -197,19 +201,17 @@ int rc_place_selector(const char *kind, const json_t *remote_job, char *out, siz
         }
         return len < cap ? 0 : -1;
     }
-    const char *name = jx_str(remote_job, "metadata.name");
-    if (!kind || !name)
+    if (!kind)
         return -1;
     for (size_t i = 0; i < sizeof(pod_labels) / sizeof(pod_labels[0]); i++) {
-        if (strcmp(kind, pod_labels[i].kind) != 0)
+        const char *value = jx_str(remote_job, pod_labels[i].value);
+        if (strcmp(kind, pod_labels[i].kind) != 0 || !value || !*value)
             continue;
-        if (strcmp(kind, "Pod") == 0) { /* only a group has a label to select by */
-            name = jx_str(remote_job, "metadata.labels[" MK_POD_GROUP_LABEL "]");
-            if (!name)
-                return -1;
-        }
-        int n = snprintf(out, cap, "%s=%s", pod_labels[i].label, name);
+        int n = snprintf(out, cap, "%s=%s", pod_labels[i].label, value);
         return n > 0 && (size_t)n < cap ? 0 : -1;
     }
+    /* a lone Pod (no group label): the remote job is the pod itself */
+    if (strcmp(kind, "Pod") == 0 && jx_str(remote_job, "metadata.name"))
+        return RC_PLACE_ITSELF;
     return -1;
 }

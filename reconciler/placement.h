@@ -75,11 +75,18 @@ int rc_place_decide(const json_t *wl, const char *cluster, const struct rc_place
                     const char *now, struct rc_place_plan *out);
 void rc_place_plan_clear(struct rc_place_plan *p);
 
+/* rc_place_selector's answer for a lone Pod: nothing to watch, the remote
+ * job is the one pod to summarise (its own cache keeps it current). */
+#define RC_PLACE_ITSELF 1
+
 /* The label selector of the job's pods on the worker, from the remote job:
  * its spec.selector.matchLabels when it has them (Job, StatefulSet,
  * Deployment), else the label its controller puts on its pods (JobSet,
- * TrainJob, Kubeflow jobs, LeaderWorkerSet, RayJob/RayCluster, AppWrapper,
- * a Pod group). Returns 0, or -1 when the kind's pods cannot be told. */
+ * TrainJob, Kubeflow jobs, LeaderWorkerSet, AppWrapper, a Pod group by its
+ * name; RayCluster by its name, RayJob and RayService by the RayCluster
+ * their status names). Returns 0, RC_PLACE_ITSELF for a lone Pod (out
+ * untouched), or -1 when the kind's pods cannot be told (yet: a RayJob
+ * before its RayCluster is named). */
 int rc_place_selector(const char *kind, const json_t *remote_job, char *out, size_t cap);
 
 #endif

@@ -117,6 +117,35 @@ no_remote_objects_pods() {
     eventually 20 is_eq "" km -n "$NS" get workloads -o name
 }
 
+# events KIND NAME REASON: the Events about one object, "TYPE MESSAGE" lines
+events() {
+    km -n "$NS" get events --field-selector "involvedObject.kind=$1,involvedObject.name=$2,reason=$3" \
+        -o jsonpath='{range .items[*]}{.type} {.message}{"\n"}{end}' 2>/dev/null
+}
+placement() { rc_wl "$NS" "$1" "{.status.conditions[?(@.type==\"Placement\")].$2}"; }
+
+@test "a lone Pod no worker node can take: Placement False on its Workload and a Warning on the Pod, read from the pod itself" {
+    # the fake nodes have no nvidia.com/gpu.product label: none fits
+    km apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {namespace: $NS, name: lone, labels: {kueue.x-k8s.io/queue-name: team-a}}
+spec:
+  restartPolicy: Never
+  nodeSelector: {nvidia.com/gpu.product: H100}
+  containers:
+  - {name: c, image: busybox, resources: {requests: {cpu: 100m}}}
+YAML
+    eventually 180 is_eq False placement lone status
+    c=$(rc_cluster_of "$NS" lone)
+    [ "$(placement lone reason)" = Unschedulable ]
+    [[ "$(placement lone message)" == "$c: 1/1 pods Pending: 0/"*" nodes are available: "* ]]
+    # one Warning on each, whatever the pod's updates
+    warned() { events "$1" "$2" Unschedulable | grep -c "^Warning $c: 1/1 pods Pending: "; }
+    eventually 30 is_eq 1 warned Workload "$(rc_wl_name "$NS" lone)"
+    eventually 30 is_eq 1 warned Pod lone
+}
+
 # Workloads of the namespace owned by pods of Deployment d
 dep_wls() { km -n "$NS" get workloads -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].kind}{"\n"}{end}' 2>/dev/null | grep -c '^Pod$' || true; }
 ready_wls() { km -n "$NS" get workloads -o jsonpath='{range .items[*]}{.status.admissionChecks[0].state}{"\n"}{end}' 2>/dev/null | grep -c '^Ready$' || true; }

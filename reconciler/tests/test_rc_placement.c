@@ -216,9 +216,33 @@ static void test_selector_from_the_remote_job(void **state)
     job = json_pack("{s:{s:s}}", "metadata", "name", "js");
     assert_int_equal(rc_place_selector("JobSet", job, sel, sizeof(sel)), 0);
     assert_string_equal(sel, "jobset.sigs.k8s.io/jobset-name=js");
-    assert_int_equal(rc_place_selector("Pod", job, sel, sizeof(sel)), -1); /* a lone Pod */
+    assert_int_equal(rc_place_selector("Pod", job, sel, sizeof(sel)), RC_PLACE_ITSELF);
     assert_int_equal(rc_place_selector("Unknown", job, sel, sizeof(sel)), -1);
     assert_int_equal(rc_place_selector("JobSet", job, sel, 8), -1); /* does not fit */
+    /* Ray's pods carry the RayCluster's name, known once the status names it */
+    assert_int_equal(rc_place_selector("RayJob", job, sel, sizeof(sel)), -1);
+    assert_int_equal(rc_place_selector("RayService", job, sel, sizeof(sel)), -1);
+    json_decref(job);
+    job = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "rj", "status", "rayClusterName",
+                    "rj-raycluster-x2");
+    assert_int_equal(rc_place_selector("RayJob", job, sel, sizeof(sel)), 0);
+    assert_string_equal(sel, "ray.io/cluster=rj-raycluster-x2");
+    json_decref(job);
+    job = json_pack("{s:{s:s},s:{s:{s:s}}}", "metadata", "name", "rs", "status",
+                    "pendingServiceStatus", "rayClusterName", "rs-raycluster-p");
+    assert_int_equal(rc_place_selector("RayService", job, sel, sizeof(sel)), 0);
+    assert_string_equal(sel, "ray.io/cluster=rs-raycluster-p");
+    assert_int_equal(jx_set(job, "status.activeServiceStatus",
+                            json_pack("{s:s}", "rayClusterName", "rs-raycluster-a")),
+                     0);
+    assert_int_equal(rc_place_selector("RayService", job, sel, sizeof(sel)), 0);
+    assert_string_equal(sel, "ray.io/cluster=rs-raycluster-a"); /* the one serving */
+    json_decref(job);
+    /* a Pod of a group: the group's label */
+    job = json_pack("{s:{s:s,s:{s:s}}}", "metadata", "name", "p-0", "labels",
+                    "kueue.x-k8s.io/pod-group-name", "g1");
+    assert_int_equal(rc_place_selector("Pod", job, sel, sizeof(sel)), 0);
+    assert_string_equal(sel, "kueue.x-k8s.io/pod-group-name=g1");
     json_decref(job);
 }
 
