@@ -177,7 +177,7 @@ static int cmp_d(const void *a, const void *b)
 static void pct(const char *what, double *v, size_t n)
 {
     if (n == 0) {
-        printf("%s_p50_ms n/a\n%s_p99_ms n/a\n", what, what);
+        printf("%s_p50_ms n/a\n%s_p99_ms n/a\n%s_samples 0\n", what, what, what);
         return;
     }
     qsort(v, n, sizeof(*v), cmp_d);

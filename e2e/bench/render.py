@@ -47,11 +47,14 @@ def read_kv(path):
     with open(path) as f:
         for line in f:
             parts = line.split()
-            if len(parts) == 2:
-                try:
-                    kv[parts[0]] = float(parts[1])
-                except ValueError:
-                    pass
+            if len(parts) != 2:
+                continue
+            try:
+                kv[parts[0]] = float(parts[1])
+            except ValueError:
+                # rc_bench's "n/a" percentiles: no job arrived in the wait
+                if parts[1] == "n/a" and parts[0].endswith("_p50_ms"):
+                    kv.setdefault(parts[0][:-len("_p50_ms")] + "_samples", 0.0)
     return kv
 
 
@@ -157,7 +160,7 @@ def collect(out, kvdir, floor_mode):
     # CPU per dispatched job beside the paced run's at about none tracked
     # (the same pace: the rows say whether it stays flat), and its latency
     disp = sorted({int(m.group(1)) for d in kv.values() for k in d
-                   for m in [re.match(r"m_tracked_(\d+)_dispatch_apply_to_remote_job_p50_ms$", k)]
+                   for m in [re.match(r"m_tracked_(\d+)_dispatch_apply_to_remote_job_samples$", k)]
                    if m})
     if disp:
         row("controller CPU per dispatched job at ~0 tracked (paced run %s)"
@@ -169,6 +172,9 @@ def collect(out, kvdir, floor_mode):
         row("controller CPU per dispatched job at %d tracked (%s)" % (t, at), "ms", "lower", None,
             derive=lambda d, p, t=t: per1(d, p + "cpu_dispatch_tracked_%d_s" % t,
                                          "m_tracked_%d_dispatch_apply_to_remote_job_samples" % t))
+    for t in disp:
+        row("remote jobs within the wait at %d tracked (of BENCH_N_TRACKED)" % t, "jobs",
+            "higher", "m_tracked_%d_dispatch_apply_to_remote_job_samples" % t)
     # with T tracked, the floor too is taken with them on the manager (the
     # floor mode's): whether the API server itself slowed down
     for t in disp:
