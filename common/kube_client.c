@@ -23,7 +23,7 @@
 #define KC_MAX_PAGES    10000
 #define KC_MAX_POOL     1024
 #define KC_ERR_BODY_MAX (64 * 1024) /* error bodies kept from a stream */
-#define KC_STREAM_POLL  100         /* ms between checks of *stop */
+#define KC_STREAM_WAIT  5000        /* ms a stream's wait lasts at most (a stop wakes it) */
 #define KC_MSG_BODY_MAX 256         /* bytes of a non-Status body quoted in message */
 #define KC_MAX_RETRY_S  86400L
 
@@ -64,8 +64,8 @@ struct xfer {
     /* streaming only */
     kc_data_fn fn;
     void *ud;
-    volatile int *stop;
-    int stopped;    /* by *stop */
+    struct kc_stop *stop;
+    int stopped;    /* by stop */
     int cb_stopped; /* by fn */
 };
 
@@ -314,7 +314,7 @@ static size_t on_stream(char *p, size_t sz, size_t n, void *ud)
         buf_append(&x->body, p, len); /* capped; the rest of an error body is dropped */
         return len;
     }
-    if (x->stop && *x->stop) {
+    if (kc_stop_requested(x->stop)) {
         x->stopped = 1;
         return 0;
     }
@@ -971,12 +971,48 @@ out:
 
 /* ---- streaming ------------------------------------------------------------- */
 
-/* Runs on a fresh handle in its own multi so *stop is polled every
- * KC_STREAM_POLL ms (curl_easy_perform's progress callback fires only about
- * once a second on an idle stream). The TLS connection is not reused across
- * streams; watches are long-lived, so one handshake per watch is cheap. */
+void kc_stop_init(struct kc_stop *s)
+{
+    s->requested = 0;
+    s->waiting = NULL;
+    pthread_mutex_init(&s->mu, NULL);
+}
+
+void kc_stop_destroy(struct kc_stop *s)
+{
+    pthread_mutex_destroy(&s->mu);
+}
+
+void kc_stop_request(struct kc_stop *s)
+{
+    __atomic_store_n(&s->requested, 1, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&s->mu);
+    if (s->waiting)
+        curl_multi_wakeup(s->waiting); /* a wakeup before the wait still ends it */
+    pthread_mutex_unlock(&s->mu);
+}
+
+int kc_stop_requested(struct kc_stop *s)
+{
+    return s && __atomic_load_n(&s->requested, __ATOMIC_ACQUIRE);
+}
+
+/* The stream's multi handle is known to stop (or forgotten: m NULL) */
+static void stop_waiting_on(struct kc_stop *stop, CURLM *m)
+{
+    if (!stop)
+        return;
+    pthread_mutex_lock(&stop->mu);
+    stop->waiting = m;
+    pthread_mutex_unlock(&stop->mu);
+}
+
+/* Runs on a fresh handle in its own multi, whose wait a stop interrupts
+ * (curl_easy_perform's progress callback fires only about once a second on
+ * an idle stream). The TLS connection is not reused across streams;
+ * watches are long-lived, so one handshake per watch is cheap. */
 int kc_stream(struct kc_client *c, const char *path, const char *query, long timeout_s,
-              volatile int *stop, kc_data_fn on_data, void *ud, struct kc_status *st)
+              struct kc_stop *stop, kc_data_fn on_data, void *ud, struct kc_status *st)
 {
     struct kc_status dummy;
     if (!st)
@@ -1008,15 +1044,16 @@ int kc_stream(struct kc_client *c, const char *path, const char *query, long tim
         goto out;
     }
     CURLcode cc = CURLE_OK;
+    stop_waiting_on(stop, m);
     for (;;) {
-        if (stop && *stop) {
+        if (kc_stop_requested(stop)) {
             x.stopped = 1;
             break;
         }
         int running = 0;
         CURLMcode mc = curl_multi_perform(m, &running);
-        if (mc == CURLM_OK && running)
-            mc = curl_multi_poll(m, NULL, 0, KC_STREAM_POLL, NULL);
+        if (mc == CURLM_OK && running) /* curl shortens the wait to its own timeouts */
+            mc = curl_multi_poll(m, NULL, 0, KC_STREAM_WAIT, NULL);
         if (mc != CURLM_OK) {
             rc = MK_ERR_TRANSPORT;
             st->transport_code = (int)mc;
@@ -1045,6 +1082,8 @@ int kc_stream(struct kc_client *c, const char *path, const char *query, long tim
 out:
     if (rc == MK_ERR_NOMEM && !st->message[0])
         snprintf(st->message, sizeof(st->message), "out of memory");
+    if (m)
+        stop_waiting_on(stop, NULL); /* before the handle goes */
     if (m && x.h)
         curl_multi_remove_handle(m, x.h);
     curl_multi_cleanup(m);

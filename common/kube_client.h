@@ -17,6 +17,7 @@
 
 #include <curl/curl.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -174,18 +175,35 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
                const char *content_type, const char *body, size_t body_len, json_t **out,
                struct kc_status *st);
 
+/* A stream's stop, set from another thread. kc_stop_request wakes the
+ * stream's wait at once (curl_multi_wakeup), so an idle stream sleeps until
+ * data, its own timeouts or a stop instead of waking on a short timer
+ * (each wakeup cost every watch thread CPU while idle). kc_stop_init
+ * before use, kc_stop_destroy after the last stream using it returned. */
+struct kc_stop {
+    int requested;      /* atomic */
+    pthread_mutex_t mu; /* guards waiting */
+    CURLM *waiting;     /* the running stream's multi handle, else NULL */
+};
+void kc_stop_init(struct kc_stop *s);
+void kc_stop_destroy(struct kc_stop *s);
+/* Thread-safe; any number of times. */
+void kc_stop_request(struct kc_stop *s);
+/* 1 once requested; NULL is never stopped. */
+int kc_stop_requested(struct kc_stop *s);
+
 /* Streaming GET for watches: calls on_data for each chunk as it arrives
  * until the server closes, an error occurs, on_data returns non-zero, or
- * *stop becomes non-zero (checked at least every 200 ms; stop may be NULL).
+ * stop is requested (at once, from any thread; stop may be NULL).
  * timeout_s bounds the whole stream (0 = none). Not subject to the
  * per-request timeout, but to the QPS limiter once at start. Chunks are raw
  * (not split on lines). Returns 0 when the server ended the stream,
- * MK_ERR_STOPPED when *stop or on_data ended it, MK_ERR_HTTP with the
+ * MK_ERR_STOPPED when stop or on_data ended it, MK_ERR_HTTP with the
  * decoded Status on a non-2xx answer (on_data is not called then),
  * MK_ERR_TRANSPORT on errors and timeout. Uses its own connection. */
 typedef int (*kc_data_fn)(const char *data, size_t len, void *ud);
 int kc_stream(struct kc_client *c, const char *path, const char *query, long timeout_s,
-              volatile int *stop, kc_data_fn on_data, void *ud, struct kc_status *st);
+              struct kc_stop *stop, kc_data_fn on_data, void *ud, struct kc_status *st);
 
 /* Decodes a Kubernetes Status object (e.g. a watch ERROR event's object)
  * into st: reason, message, details.retryAfterSeconds (when st has none

@@ -249,7 +249,8 @@ struct kw_informer {
     long page_size, resync_ms, watch_timeout_s;
     struct kw_backoff backoff; /* informer thread only */
 
-    volatile int stop; /* polled by kc_stream */
+    volatile int stop;          /* the informer's threads stop */
+    struct kc_stop stream_stop; /* and its watch stream, woken at once */
     pthread_t thread, resync_thread;
     int has_resync_thread;
     pthread_mutex_t lock; /* guards stats and the wakeup condition */
@@ -546,7 +547,8 @@ static enum watch_end do_watch(struct kw_informer *inf)
     long long started = clk_now_ms();
     inf->watch_ms = 0;
     /* The client's own bound sits past the server's so the server ends it. */
-    int rc = kc_stream(inf->client, path, query, timeout_s + 30, &inf->stop, on_data, inf, &st);
+    int rc =
+        kc_stream(inf->client, path, query, timeout_s + 30, &inf->stream_stop, on_data, inf, &st);
     inf->watch_ms = clk_now_ms() - started;
     if (stopping(inf)) {
         end = W_STOP;
@@ -637,6 +639,7 @@ static void informer_free(struct kw_informer *inf)
     pthread_cond_destroy(&inf->wake);
     pthread_mutex_destroy(&inf->lock);
     pthread_mutex_destroy(&inf->apply_lock);
+    kc_stop_destroy(&inf->stream_stop);
     free(inf->ns);
     free(inf->label_selector);
     free(inf->field_selector);
@@ -673,6 +676,7 @@ struct kw_informer *kw_informer_start(struct kc_client *client, const struct kc_
     kw_decoder_init(&inf->dec, opt->max_line, opt->max_depth);
     pthread_mutex_init(&inf->lock, NULL);
     pthread_mutex_init(&inf->apply_lock, NULL);
+    kc_stop_init(&inf->stream_stop);
     if (clk_cond_init(&inf->wake) < 0)
         oom = 1;
     if (oom || pthread_create(&inf->thread, NULL, informer_main, inf) != 0) {
@@ -697,6 +701,7 @@ void kw_informer_stop(struct kw_informer *inf)
     __atomic_store_n(&inf->stop, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&inf->wake);
     pthread_mutex_unlock(&inf->lock);
+    kc_stop_request(&inf->stream_stop);
     pthread_join(inf->thread, NULL);
     if (inf->has_resync_thread)
         pthread_join(inf->resync_thread, NULL);

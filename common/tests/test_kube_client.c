@@ -936,10 +936,21 @@ static void test_stream_chunks(void **state)
     struct sink s = {0};
     buf_init(&s.data, BUF_CAP_REPLY);
     struct kc_status st;
-    volatile int stop = 0;
+    struct kc_stop stop;
+    kc_stop_init(&stop);
     assert_int_equal(
         kc_stream(e.c, "/api/v1/pods", "watch=1&resourceVersion=5", 10, &stop, on_data, &s, &st),
         MK_OK);
+    /* a stop requested before a stream starts ends it before any request */
+    kc_stop_request(&stop);
+    struct sink s2 = {0};
+    buf_init(&s2.data, BUF_CAP_REPLY);
+    assert_int_equal(kc_stream(e.c, "/api/v1/pods", "watch=1", 10, &stop, on_data, &s2, NULL),
+                     MK_ERR_STOPPED);
+    assert_string_equal(buf_cstr(&s2.data), "");
+    assert_int_equal(th_nrequests(e.s), 1);
+    buf_free(&s2.data);
+    kc_stop_destroy(&stop);
     assert_int_equal(st.http, 200);
     assert_string_equal(buf_cstr(&s.data),
                         "{\"type\":\"ADDED\"}\n{\"type\":\"MODIFIED\"}\n{\"type\":\"DELETED\"}\n");
@@ -977,7 +988,7 @@ static void test_accept_metadata(void **state)
 
 struct stopper {
     struct th_server *s;
-    volatile int *stop;
+    struct kc_stop *stop;
     long long stopped_at;
 };
 
@@ -990,7 +1001,7 @@ static void *stopper_main(void *arg)
         nanosleep(&ts, NULL);
     }
     sp->stopped_at = th_now_ms();
-    *sp->stop = 1;
+    kc_stop_request(sp->stop);
     return NULL;
 }
 
@@ -1001,7 +1012,8 @@ static void test_stream_stop(void **state)
     env_up(&e, NULL, NULL);
     struct th_response r = {.live = 1};
     th_push(e.s, &r);
-    volatile int stop = 0;
+    struct kc_stop stop;
+    kc_stop_init(&stop);
     struct stopper sp = {.s = e.s, .stop = &stop};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, stopper_main, &sp), 0);
@@ -1013,7 +1025,9 @@ static void test_stream_stop(void **state)
     pthread_join(t, NULL);
     assert_int_equal(rc, MK_ERR_STOPPED);
     assert_string_equal(buf_cstr(&s.data), "{\"type\":\"ADDED\"}\n");
-    assert_true(done - sp.stopped_at < 1000); /* polled every 100 ms */
+    /* woken, not left to the stream's 5 s wait */
+    assert_true(done - sp.stopped_at < 1000);
+    kc_stop_destroy(&stop);
     buf_free(&s.data);
     env_down(&e);
 }
