@@ -138,8 +138,8 @@ struct kw_informer;
 struct kw_informer *kw_informer_start(struct kc_client *client, const struct kc_resource *res,
                                       const char *ns, const char *label_selector,
                                       struct kcache *cache, const struct kw_options *opt);
-/* Stops the threads (promptly: the stream and backoff waits poll the stop
- * flag; a list in flight is not interrupted, it ends within the client's
+/* Stops the threads (promptly: the stop wakes the stream and the backoff
+ * and resync waits; a list in flight is not interrupted, it ends within the client's
  * request timeout), joins them and frees the informer. The cache keeps its
  * content. NULL is a no-op. */
 void kw_informer_stop(struct kw_informer *inf);
