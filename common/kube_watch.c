@@ -249,8 +249,7 @@ struct kw_informer {
     long page_size, resync_ms, watch_timeout_s;
     struct kw_backoff backoff; /* informer thread only */
 
-    volatile int stop;          /* the informer's threads stop */
-    struct kc_stop stream_stop; /* and its watch stream, woken at once */
+    struct kc_stop stop; /* its threads' and its watch stream's (woken at once) */
     pthread_t thread, resync_thread;
     int has_resync_thread;
     pthread_mutex_t lock; /* guards stats and the wakeup condition */
@@ -272,7 +271,7 @@ struct kw_informer {
 
 static int stopping(struct kw_informer *inf)
 {
-    return __atomic_load_n(&inf->stop, __ATOMIC_ACQUIRE);
+    return kc_stop_requested(&inf->stop);
 }
 
 /* xorshift64*: jitter and watch timeouts need spread, not secrecy. */
@@ -291,9 +290,9 @@ static int sleep_ms(struct kw_informer *inf, long ms)
 {
     long long until = clk_now_ms() + ms;
     pthread_mutex_lock(&inf->lock);
-    while (!inf->stop && !clk_cond_wait_until(&inf->wake, &inf->lock, until))
+    while (!stopping(inf) && !clk_cond_wait_until(&inf->wake, &inf->lock, until))
         ;
-    int s = inf->stop;
+    int s = stopping(inf);
     pthread_mutex_unlock(&inf->lock);
     return s;
 }
@@ -547,8 +546,7 @@ static enum watch_end do_watch(struct kw_informer *inf)
     long long started = clk_now_ms();
     inf->watch_ms = 0;
     /* The client's own bound sits past the server's so the server ends it. */
-    int rc =
-        kc_stream(inf->client, path, query, timeout_s + 30, &inf->stream_stop, on_data, inf, &st);
+    int rc = kc_stream(inf->client, path, query, timeout_s + 30, &inf->stop, on_data, inf, &st);
     inf->watch_ms = clk_now_ms() - started;
     if (stopping(inf)) {
         end = W_STOP;
@@ -639,7 +637,7 @@ static void informer_free(struct kw_informer *inf)
     pthread_cond_destroy(&inf->wake);
     pthread_mutex_destroy(&inf->lock);
     pthread_mutex_destroy(&inf->apply_lock);
-    kc_stop_destroy(&inf->stream_stop);
+    kc_stop_destroy(&inf->stop);
     free(inf->ns);
     free(inf->label_selector);
     free(inf->field_selector);
@@ -676,7 +674,7 @@ struct kw_informer *kw_informer_start(struct kc_client *client, const struct kc_
     kw_decoder_init(&inf->dec, opt->max_line, opt->max_depth);
     pthread_mutex_init(&inf->lock, NULL);
     pthread_mutex_init(&inf->apply_lock, NULL);
-    kc_stop_init(&inf->stream_stop);
+    kc_stop_init(&inf->stop);
     if (clk_cond_init(&inf->wake) < 0)
         oom = 1;
     if (oom || pthread_create(&inf->thread, NULL, informer_main, inf) != 0) {
@@ -697,11 +695,11 @@ void kw_informer_stop(struct kw_informer *inf)
 {
     if (!inf)
         return;
+    kc_stop_request(&inf->stop);
+    /* under the lock: a sleeper between its check and its wait holds it */
     pthread_mutex_lock(&inf->lock);
-    __atomic_store_n(&inf->stop, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&inf->wake);
     pthread_mutex_unlock(&inf->lock);
-    kc_stop_request(&inf->stream_stop);
     pthread_join(inf->thread, NULL);
     if (inf->has_resync_thread)
         pthread_join(inf->resync_thread, NULL);
