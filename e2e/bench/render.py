@@ -89,6 +89,10 @@ def collect(out, kvdir, floor_mode):
         for q in ("p50", "p99"):
             row("apply -> remote job %s, %s: floor with a worker's admission" % (at, q), "ms",
                 "lower", None, pre + "dispatch_floor_worker_admission_%s_ms" % q)
+        # the bed's API servers rebuilding their CRDs' OpenAPI within the
+        # run (managers.sh, bed_stall): a p99 beside one is the bed's
+        row("bed API servers' OpenAPI rebuilds within the run %s" % at, "s", "lower",
+            pre + "bed_stall_s", pre + "floor_bed_stall_s")
         # the project's goal: dispatch p99 within 2x of the floor's
         for fl, what in (("direct_calls", "floor p99"),
                          ("worker_admission", "floor with admission p99")):
