@@ -997,7 +997,8 @@ int kc_stop_requested(struct kc_stop *s)
     return s && __atomic_load_n(&s->requested, __ATOMIC_ACQUIRE);
 }
 
-/* The stream's multi handle is known to stop (or forgotten: m NULL) */
+/* The multi handle a stop wakes: the stream's while it waits, NULL before
+ * the handle goes. */
 static void stop_waiting_on(struct kc_stop *stop, CURLM *m)
 {
     if (!stop)

@@ -411,7 +411,7 @@ bed_stall() {
     cat "$MKUEUE_E2E_DIR"/logs/apiserver-*.log 2>/dev/null | awk -v from="$1" -v to="$2" '
         /slow openapi aggregation/ {
             split($2, a, ":"); t = a[1] * 3600 + a[2] * 60 + a[3]
-            if (t < from || t > to) next
+            if (from <= to ? t < from || t > to : t < from && t > to) next # across midnight
             d = $NF; m = 0
             if (d ~ /m/) { split(d, b, "m"); m = b[1]; d = b[2] }
             sub(/s$/, "", d); sum += m * 60 + d
