@@ -682,12 +682,19 @@ out:
     return rc;
 }
 
-/* After a fast pass that read something: the queues' status counted again
- * by a full pass, at most one per RC_QSTATUS_BATCH_MS. */
-static void recount_later(struct rc_ctx *x, const char *cq)
+/* After a fast pass: the queues' status counted again by a full pass, at
+ * most one per RC_QSTATUS_BATCH_MS, when the pass read something (ask);
+ * either way a recount already asked for is enqueued again, for this pass
+ * may have been its wake-up: the work queue keeps one deadline per key,
+ * the earlier, so a window's pass that read nothing would drop it and the
+ * counts would wait for the next event. */
+static void recount_later(struct rc_ctx *x, const char *cq, int ask)
 {
-    long wait = rc_gix_recount(x->gix, cq, clk_now_ms(), RC_QSTATUS_BATCH_MS);
-    rc_enqueue_after(x, 'q', cq, wait);
+    long long now = clk_now_ms();
+    long wait = ask ? rc_gix_recount(x->gix, cq, now, RC_QSTATUS_BATCH_MS)
+                    : rc_gix_recount_pending(x->gix, cq, now);
+    if (wait >= 0)
+        rc_enqueue_after(x, 'q', cq, wait);
 }
 
 int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
@@ -770,8 +777,8 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
         rc = -1;
     /* what a fast pass read (gone ones too) may change the counts: a full
      * pass recounts */
-    if (pass == RC_GIX_FAST && nkeys)
-        recount_later(x, cq);
+    if (pass == RC_GIX_FAST)
+        recount_later(x, cq, nkeys > 0);
     /* every waiting Workload was decided against `used` and does not fit:
      * the next changes can be read alone (gate_index.h); StrictFIFO's
      * blocker makes one Workload's wait depend on another's: never */

@@ -175,6 +175,17 @@ long rc_gix_recount(struct rc_gix *g, const char *cq, long long now_ms, long gap
     return wait;
 }
 
+long rc_gix_recount_pending(struct rc_gix *g, const char *cq, long long now_ms)
+{
+    long wait = -1;
+    pthread_mutex_lock(&g->mu);
+    struct gix_queue *q = smap_get(g->queues, cq);
+    if (q && q->recount_at)
+        wait = q->recount_at > now_ms ? (long)(q->recount_at - now_ms) : 0;
+    pthread_mutex_unlock(&g->mu);
+    return wait;
+}
+
 struct copy {
     char **keys;
     size_t n;

@@ -68,6 +68,9 @@ void rc_gix_invalidate(struct rc_gix *g, const char *cq);
  * ms from monotonic now_ms until then (0: now), for the caller to enqueue
  * that pass. */
 long rc_gix_recount(struct rc_gix *g, const char *cq, long long now_ms, long gap_ms);
+/* The ms from now_ms until the recount of cq already asked for (0: due);
+ * -1 when none is. */
+long rc_gix_recount_pending(struct rc_gix *g, const char *cq, long long now_ms);
 
 /* Starts a pass of cq at monotonic now_ms: its keys (*keys a new array of
  * *n new strings, rc_gix_keys_free; NULL when n is 0) and, for a fast pass,

@@ -156,7 +156,32 @@ static void wl_delete(const char *key, json_t *obj, void *ud)
     gate_note(a, key, NULL, obj, 1, 1);
 }
 
-static void job_key(struct kind_ud *k, const char *key, json_t *obj, int wl_too)
+/* The key of the Workload of job (a record or a full object) into out; 0
+ * or -1. Only a pod group's name needs the object (a label): the others'
+ * is their name and uid, record fields, so a resync of 50,000 jobs
+ * inflates none. */
+static int job_workload_key(const struct mk_kind *kind, const json_t *job, char *out, size_t outlen)
+{
+    char wname[320];
+    const char *ns = rc_md(job, RC_MD_NAMESPACE), *uid = rc_md(job, RC_MD_UID);
+    int rc;
+    if (!ns || !*ns || !uid || !*uid) /* a record's absent field is "" */
+        return -1;
+    if (kind->gating == MK_GATE_POD) {
+        json_t *obj = rc_unwrap(job);
+        rc = obj ? mk_job_workload_name(kind, obj, wname, sizeof(wname)) : -1;
+        json_decref(obj);
+    } else {
+        rc = mk_workload_name(kind->kind, kind->group, rc_md(job, RC_MD_NAME), uid, wname,
+                              sizeof(wname));
+    }
+    if (rc < 0)
+        return -1;
+    int n = snprintf(out, outlen, "%s/%s", ns, wname);
+    return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
+static void job_key(struct kind_ud *k, const char *key, const json_t *job, int wl_too)
 {
     struct app *a = k->a;
     if (a->cfg.mode == RC_MODE_STANDALONE) {
@@ -164,15 +189,9 @@ static void job_key(struct kind_ud *k, const char *key, json_t *obj, int wl_too)
         snprintf(jk, sizeof(jk), "%d/%s", k->ki, key);
         rc_enqueue(&a->x, 'j', jk);
     }
-    if (!wl_too)
-        return;
-    const struct mk_kind *kind = a->x.kinds[k->ki];
-    char wname[320], wkey[KCACHE_KEY_MAX];
-    const char *ns = jx_str(obj, "metadata.namespace");
-    if (ns && mk_job_workload_name(kind, obj, wname, sizeof(wname)) == 0) {
-        snprintf(wkey, sizeof(wkey), "%s/%s", ns, wname);
+    char wkey[KCACHE_KEY_MAX];
+    if (wl_too && job_workload_key(a->x.kinds[k->ki], job, wkey, sizeof(wkey)) == 0)
         rc_enqueue(&a->x, 'w', wkey);
-    }
 }
 
 static void job_add(const char *key, json_t *packed, void *ud)
@@ -184,16 +203,14 @@ static void job_add(const char *key, json_t *packed, void *ud)
  * Workload is not cached (the reconcile makes it; a LeaderWorkerSet has
  * one per replica: always): one whose Workload exists has nothing new,
  * its changes come as events, and 10,000 tracked jobs every 5 minutes
- * would wait ahead of new ones. */
-static int job_resync_wanted(struct kind_ud *k, const json_t *obj)
+ * would wait ahead of new ones. Read from the record: the resync holds
+ * the informer's other events back while it runs. */
+static int job_resync_wanted(struct kind_ud *k, const json_t *packed)
 {
     const struct mk_kind *kind = k->a->x.kinds[k->ki];
-    char wname[320], wkey[KCACHE_KEY_MAX];
-    const char *ns = jx_str(obj, "metadata.namespace");
-    if (kind == &mk_kind_leaderworkerset || !ns ||
-        mk_job_workload_name(kind, obj, wname, sizeof(wname)) < 0)
+    char wkey[KCACHE_KEY_MAX];
+    if (kind == &mk_kind_leaderworkerset || job_workload_key(kind, packed, wkey, sizeof(wkey)) < 0)
         return 1;
-    snprintf(wkey, sizeof(wkey), "%s/%s", ns, wname);
     json_t *wl = kcache_get(k->a->x.workloads, wkey);
     json_decref(wl);
     return wl == NULL;
@@ -201,22 +218,25 @@ static int job_resync_wanted(struct kind_ud *k, const json_t *obj)
 
 static void job_update(const char *key, json_t *packed_old, json_t *packed, void *ud)
 {
+    if (packed_old == packed) { /* a resync */
+        if (job_resync_wanted(ud, packed))
+            job_key(ud, key, packed, 0);
+        return;
+    }
     json_t *old = rc_unwrap(packed_old), *obj = rc_unwrap(packed);
     /* our own status writes come back here: only spec/metadata changes matter */
     int meta = jx_int(old, "metadata.generation", 0) != jx_int(obj, "metadata.generation", 0) ||
                rc_wl_deleting(old) != rc_wl_deleting(obj) ||
                !json_equal(jx_get(old, "metadata.labels"), jx_get(obj, "metadata.labels"));
-    if (meta || (packed_old == packed && job_resync_wanted(ud, obj)))
-        job_key(ud, key, obj, meta);
+    if (meta)
+        job_key(ud, key, obj, 1);
     json_decref(old);
     json_decref(obj);
 }
 
 static void job_delete(const char *key, json_t *packed, void *ud)
 {
-    json_t *obj = rc_unwrap(packed);
-    job_key(ud, key, obj, 1);
-    json_decref(obj);
+    job_key(ud, key, packed, 1);
 }
 
 static int enqueue_key(const char *key, json_t *obj, void *ud)

@@ -202,13 +202,16 @@ static void test_status_recount_once_per_gap(void **state)
     rc_gix_settle(g, "cq", &held);
     /* a fast pass at 5200 asks for a recount: 1000 ms after the full one */
     assert_int_equal(rc_gix_recount(g, "cq", 5200, 1000), 800);
-    assert_int_equal(rc_gix_recount(g, "cq", 5300, 1000), 700); /* the same one */
+    assert_int_equal(rc_gix_recount(g, "cq", 5300, 1000), 700);   /* the same one */
+    assert_int_equal(rc_gix_recount_pending(g, "cq", 5400), 600); /* still asked for */
+    assert_int_equal(rc_gix_recount_pending(g, "other", 5400), -1);
     rc_gix_note(g, "ns/b", "cq", RC_GIX_CHANGED);
     take(g, "cq", 5500, &pass, buf, sizeof(buf));
     assert_int_equal(pass, RC_GIX_FAST); /* not due yet */
     rc_gix_settle(g, "cq", &held);
     take(g, "cq", 6000, &pass, buf, sizeof(buf));
     assert_int_equal(pass, RC_GIX_FULL); /* due: the status is counted again */
+    assert_int_equal(rc_gix_recount_pending(g, "cq", 6000), -1); /* and asked for no more */
     rc_gix_settle(g, "cq", &held);
     /* after a quiet spell: at once */
     assert_int_equal(rc_gix_recount(g, "cq", 9000, 1000), 0);
