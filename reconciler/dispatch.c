@@ -9,6 +9,7 @@
 #include "dispatchers.h"
 #include "echo.h"
 #include "events.h"
+#include "fanout.h"
 #include "jobsync.h"
 #include "jsonx.h"
 #include "kinds/adapters.h"
@@ -192,6 +193,14 @@ static long long lost_for(struct rc_ctx *x, const char *cluster, int available, 
     return now > first ? now - first : 0;
 }
 
+/* One call to a worker: whether it answered (inflight.h) and what it said
+ * when it refused (for why.h), kept per call so that calls to several
+ * workers can run at once (fanout.h). */
+struct remote_call {
+    enum rc_answer answered;
+    char err[RC_WHY_ERR_MAX];
+};
+
 struct held {
     struct rc_obs obs;
     struct rc_remote remotes[RC_MAX_CLUSTERS * 2];
@@ -211,10 +220,9 @@ struct held {
     struct rc_nomination nom;
     int have_nom;
     int status_written;      /* a plan's Workload status write succeeded (its nomination) */
-    enum rc_answer answered; /* of the running action's worker calls (remote_failed) */
+    struct remote_call call; /* the running action's, when it runs alone */
     char down[RC_MAX_CLUSTERS * 2][320];            /* why.h: why each is unavailable */
     char cerr[RC_MAX_CLUSTERS * 2][RC_WHY_ERR_MAX]; /* why.h: its copy's last create error */
-    char last_err[RC_WHY_ERR_MAX];                  /* create_remote's last failure */
     json_t *cur;         /* the manager Workload after the plan ran (owned) */
     struct mk_refs refs; /* what the job references (data-aware dispatch) */
     int have_refs;
@@ -556,13 +564,13 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
 
 /* A failed call to a worker: counted, logged, and noted for the in-flight
  * limit (an HTTP status is an answer; a transport error is none). */
-static void remote_failed(struct rc_ctx *x, struct held *h, const char *cluster, const char *what,
-                          const char *name, const struct kc_status *st)
+static void remote_failed(struct rc_ctx *x, enum rc_answer *answered, const char *cluster,
+                          const char *what, const char *name, const struct kc_status *st)
 {
     if (st->http > 0)
-        h->answered = RC_ANSWER_YES;
+        *answered = RC_ANSWER_YES;
     else if (st->transport_code != 0)
-        h->answered = RC_ANSWER_NONE;
+        *answered = RC_ANSWER_NONE;
     rc_metric_remote_error(&x->metrics, cluster, st->http);
     LOG_W(LG, "remote call failed", "cluster", cluster, "op", what, "object", name, "error",
           st->message);
@@ -648,7 +656,7 @@ static int delete_remote_job(struct rc_ctx *x, struct held *h, int i, const json
     if (kc_delete(c, &res, jx_str(job, "metadata.namespace"), name, "Background",
                   jx_str(job, "metadata.uid"), &st) < 0 &&
         !kc_is_not_found(&st) && st.http != 409) {
-        remote_failed(x, h, h->remotes[i].cluster, "delete job", name, &st);
+        remote_failed(x, &h->call.answered, h->remotes[i].cluster, "delete job", name, &st);
         return -1;
     }
     LOG_I(LG, "remote job deleted", "cluster", h->remotes[i].cluster, "job", name);
@@ -678,13 +686,13 @@ static int remove_remote(struct rc_ctx *x, struct held *h, int i)
                 p ? kc_patch(c, &WORKLOADS, ns, n, NULL, KC_PATCH_MERGE, p, NULL, NULL, &st) : -1;
             json_decref(p);
             if (rc < 0 && !kc_is_not_found(&st)) {
-                remote_failed(x, h, r->cluster, "remove finalizer", n, &st);
+                remote_failed(x, &h->call.answered, r->cluster, "remove finalizer", n, &st);
                 return -1;
             }
         }
         if (kc_delete(c, &WORKLOADS, ns, n, NULL, jx_str(r->wl, "metadata.uid"), &st) < 0 &&
             !kc_is_not_found(&st) && st.http != 409) {
-            remote_failed(x, h, r->cluster, "delete workload", n, &st);
+            remote_failed(x, &h->call.answered, r->cluster, "delete workload", n, &st);
             return -1;
         }
         LOG_I(LG, "remote workload deleted", "cluster", r->cluster, "workload", n);
@@ -695,13 +703,14 @@ static int remove_remote(struct rc_ctx *x, struct held *h, int i)
 /* Creates obj on the cluster; AlreadyExists is success when the existing
  * object carries our origin (and, for jobs, names the same Workload). */
 static int create_remote(struct rc_ctx *x, struct held *h, int i, const struct kc_resource *res,
-                         json_t *obj, const char *wl_name, int *created)
+                         json_t *obj, const char *wl_name, int *created, struct remote_call *call)
 {
     struct kc_client *c = mkcs_conn_client(h->conns[i]);
     const char *cluster = h->remotes[i].cluster;
     const char *ns = jx_str(obj, "metadata.namespace"), *name = jx_str(obj, "metadata.name");
     struct kc_status st;
     *created = 0;
+    call->err[0] = '\0';
     if (!c)
         return -1;
     if (kc_create(c, res, ns, obj, NULL, &st) == 0) {
@@ -709,14 +718,13 @@ static int create_remote(struct rc_ctx *x, struct held *h, int i, const struct k
         return 0;
     }
     if (!kc_is_already_exists(&st)) {
-        remote_failed(x, h, cluster, "create", name, &st);
-        snprintf(h->last_err, sizeof(h->last_err), "%.*s", (int)sizeof(h->last_err) - 1,
-                 st.message);
+        remote_failed(x, &call->answered, cluster, "create", name, &st);
+        snprintf(call->err, sizeof(call->err), "%.*s", (int)sizeof(call->err) - 1, st.message);
         return -1;
     }
     json_t *cur = NULL;
     if (kc_get(c, res, ns, name, &cur, &st) < 0) {
-        remote_failed(x, h, cluster, "get", name, &st);
+        remote_failed(x, &call->answered, cluster, "get", name, &st);
         return -1;
     }
     const char *pb = rc_prebuilt_name(cur);
@@ -726,7 +734,7 @@ static int create_remote(struct rc_ctx *x, struct held *h, int i, const struct k
         /* invariant 1: a foreign object of the same name is never touched */
         LOG_W(LG, "a foreign object of the same name exists on the worker; left alone", "cluster",
               cluster, "resource", res->resource, "namespace", ns, "name", name);
-        snprintf(h->last_err, sizeof(h->last_err),
+        snprintf(call->err, sizeof(call->err),
                  "a %s of that name not made by this manager exists there", res->resource);
         return -1;
     }
@@ -743,8 +751,8 @@ static int copy_job(struct rc_ctx *x, struct held *h, int i, const json_t *job, 
     int created;
     /* a copy without the prebuilt label (LeaderWorkerSet) is shared by the
      * job's Workloads: ours by its origin alone */
-    int rc =
-        create_remote(x, h, i, &res, copy, h->obs.kind->prebuilt_allowed ? wname : NULL, &created);
+    int rc = create_remote(x, h, i, &res, copy, h->obs.kind->prebuilt_allowed ? wname : NULL,
+                           &created, &h->call);
     if (rc == 0 && created)
         LOG_I(LG, "remote job created", "cluster", h->remotes[i].cluster, "namespace",
               jx_str(copy, "metadata.namespace"), "job", jx_str(copy, "metadata.name"));
@@ -834,7 +842,7 @@ static int remote_job_spec(struct rc_ctx *x, struct held *h, int i, const json_t
     const char *name = jx_str(remote, "metadata.name");
     if (kc_patch(c, &res, jx_str(remote, "metadata.namespace"), name, NULL, KC_PATCH_MERGE, patch,
                  NULL, NULL, &st) < 0) {
-        remote_failed(x, h, h->remotes[i].cluster, "update job spec", name, &st);
+        remote_failed(x, &h->call.answered, h->remotes[i].cluster, "update job spec", name, &st);
         return -1;
     }
     LOG_I(LG, "manager's spec edit forwarded to the remote job", "cluster", h->remotes[i].cluster,
@@ -893,7 +901,7 @@ static int sync_one(struct rc_ctx *x, struct held *h, int i, const char *key, co
                       r->cluster, "job", name);
                 return 0;
             }
-            remote_failed(x, h, r->cluster, "get job", name, &st);
+            remote_failed(x, &h->call.answered, r->cluster, "get job", name, &st);
             return -1;
         }
         const char *pb = rc_prebuilt_name(live);
@@ -984,7 +992,8 @@ static int deactivate_remote(struct rc_ctx *x, struct held *h, int i, const char
           : -1;
     json_decref(p);
     if (rc < 0 && p)
-        remote_failed(x, h, r->cluster, "deactivate", jx_str(r->wl, "metadata.name"), &st);
+        remote_failed(x, &h->call.answered, r->cluster, "deactivate",
+                      jx_str(r->wl, "metadata.name"), &st);
     return rc < 0 ? -1 : 0;
 }
 
@@ -1003,7 +1012,8 @@ static int remote_priority(struct rc_ctx *x, struct held *h, int i)
                : -1;
     json_decref(p);
     if (rc < 0 && p)
-        remote_failed(x, h, r->cluster, "update priority", jx_str(r->wl, "metadata.name"), &st);
+        remote_failed(x, &h->call.answered, r->cluster, "update priority",
+                      jx_str(r->wl, "metadata.name"), &st);
     return rc < 0 ? -1 : 0;
 }
 
@@ -1086,9 +1096,10 @@ static int calls_worker(const struct rc_act *a)
 }
 
 /* Takes a slot of the action's worker (inflight.h), 0 or -1 when it is full. */
-static int worker_enter(struct rc_ctx *x, struct held *h, const struct rc_act *a, const char *key)
+static int worker_enter(struct rc_ctx *x, struct held *h, const struct rc_act *a, const char *key,
+                        struct remote_call *call)
 {
-    h->answered = RC_ANSWER_UNKNOWN;
+    call->answered = RC_ANSWER_UNKNOWN;
     if (!calls_worker(a) || rc_inflight_enter(x->inflight, h->remotes[a->cluster].cluster) == 0)
         return 0;
     LOG_D(LG, "worker busy: its calls in flight are at the limit; retried later", "cluster",
@@ -1096,20 +1107,94 @@ static int worker_enter(struct rc_ctx *x, struct held *h, const struct rc_act *a
     return -1;
 }
 
-static void worker_leave(struct rc_ctx *x, struct held *h, const struct rc_act *a, int rc)
+static void worker_leave(struct rc_ctx *x, struct held *h, const struct rc_act *a, int rc,
+                         struct remote_call *call)
 {
     if (!calls_worker(a))
         return;
     const char *cluster = h->remotes[a->cluster].cluster;
     if (rc == 0)
-        h->answered = RC_ANSWER_YES;
-    if (rc_inflight_leave(x->inflight, cluster, h->answered)) {
-        if (h->answered == RC_ANSWER_NONE)
+        call->answered = RC_ANSWER_YES;
+    if (rc_inflight_leave(x->inflight, cluster, call->answered)) {
+        if (call->answered == RC_ANSWER_NONE)
             LOG_W(LG, "worker did not answer: one call at a time to it until it answers", "cluster",
                   cluster);
         else
             LOG_I(LG, "worker answers again", "cluster", cluster);
     }
+}
+
+/* A plan's remote Workload copies (consecutive actions, one per worker:
+ * AllAtOnce nominates them all), created at once (fanout.h): the slowest
+ * worker's create, not their sum, is what the job waits for. Each call
+ * touches only its own entry; the caller reports them in plan order. */
+struct wl_copy {
+    const struct rc_act *a;
+    json_t *obj; /* the copy to create (owned) */
+    int rc, created;
+    struct remote_call call;
+};
+
+struct wl_copies {
+    struct rc_ctx *x;
+    struct held *h;
+    const char *key;
+    struct wl_copy c[RC_MAX_ACTS];
+};
+
+static void create_one_copy(void *arg, size_t i)
+{
+    struct wl_copies *g = arg;
+    struct wl_copy *c = &g->c[i];
+    c->rc = -1;
+    if (!c->obj || worker_enter(g->x, g->h, c->a, g->key, &c->call) < 0)
+        return;
+    c->rc =
+        create_remote(g->x, g->h, c->a->cluster, &WORKLOADS, c->obj, NULL, &c->created, &c->call);
+    worker_leave(g->x, g->h, c->a, c->rc, &c->call);
+}
+
+/* Runs the CREATE_REMOTE_WL actions from p->acts[k] on (those that may
+ * run, rc_act_run); returns how many actions it consumed. Failures are
+ * noted in *run as the loop's own. */
+static size_t create_copies(struct rc_ctx *x, struct held *h, const struct rc_plan *p, size_t k,
+                            const char *key, const json_t *cur, struct rc_run_state *run)
+{
+    struct wl_copies *g = calloc(1, sizeof(*g));
+    size_t end = k, n = 0;
+    while (end < p->n && p->acts[end].type == RC_ACT_CREATE_REMOTE_WL)
+        end++;
+    if (!g) { /* each fails, to be retried */
+        for (size_t j = k; j < end; j++)
+            rc_run_failed(run, &p->acts[j]);
+        return end - k;
+    }
+    *g = (struct wl_copies){.x = x, .h = h, .key = key};
+    for (size_t j = k; j < end; j++) {
+        if (rc_act_run(&p->acts[j], run) != RC_RUN)
+            continue; /* its worker already failed in this plan */
+        g->c[n].a = &p->acts[j];
+        g->c[n].obj = rc_remote_workload(cur, x->cfg->origin);
+        n++;
+    }
+    rc_fanout(n, create_one_copy, g, NULL);
+    for (size_t i = 0; i < n; i++) {
+        struct wl_copy *c = &g->c[i];
+        const char *cluster = h->remotes[c->a->cluster].cluster;
+        if (c->rc == 0 || c->call.err[0]) /* what the worker said, for the message */
+            rc_why_create_result(x->why, key, cluster, c->rc == 0 ? NULL : c->call.err);
+        if (c->rc == 0 && c->created) {
+            rc_metric_dispatched(&x->metrics, h->cq, cluster);
+            LOG_I(LG, "remote workload created", "cluster", cluster, "workload", key);
+        }
+        if (c->rc < 0) {
+            LOG_D(LG, "action failed", "workload", key, "action", rc_act_name(c->a->type));
+            rc_run_failed(run, c->a);
+        }
+        json_decref(c->obj);
+    }
+    free(g);
+    return end - k;
 }
 
 /* The job's side of a why.h or placement.h Event (the job as the Event's object). */
@@ -1141,10 +1226,13 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             break;
         if (run == RC_SKIP)
             continue;
+        if (a->type == RC_ACT_CREATE_REMOTE_WL) {
+            k += create_copies(x, h, p, k, key, cur, &run_state) - 1;
+            continue;
+        }
         const char *cluster = a->cluster >= 0 ? h->remotes[a->cluster].cluster : NULL;
-        int created;
         long after;
-        if (worker_enter(x, h, a, key) < 0) {
+        if (worker_enter(x, h, a, key, &h->call) < 0) {
             rc = -1;
             goto failed;
         }
@@ -1160,19 +1248,8 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
                   p->step);
             rc = remove_remote(x, h, a->cluster);
             break;
-        case RC_ACT_CREATE_REMOTE_WL: {
-            json_t *copy = rc_remote_workload(cur, x->cfg->origin);
-            h->last_err[0] = '\0';
-            rc = copy ? create_remote(x, h, a->cluster, &WORKLOADS, copy, NULL, &created) : -1;
-            json_decref(copy);
-            if (rc == 0 || h->last_err[0]) /* what the worker said, for the message */
-                rc_why_create_result(x->why, key, cluster, rc == 0 ? NULL : h->last_err);
-            if (rc == 0 && created) {
-                rc_metric_dispatched(&x->metrics, h->cq, cluster);
-                LOG_I(LG, "remote workload created", "cluster", cluster, "workload", key);
-            }
+        case RC_ACT_CREATE_REMOTE_WL: /* create_copies, above */
             break;
-        }
         case RC_ACT_CREATE_REMOTE_JOB:
             rc = create_remote_job(x, h, a->cluster, cur);
             break;
@@ -1232,7 +1309,7 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             break;
         }
         }
-        worker_leave(x, h, a, rc);
+        worker_leave(x, h, a, rc, &h->call);
         if (rc == 0)
             continue;
         LOG_D(LG, "action failed", "workload", key, "action", rc_act_name(a->type));
