@@ -292,11 +292,22 @@ void rc_gix_timed(struct rc_gix *g, const char *cq, enum rc_gix_pass pass, long 
     pthread_mutex_unlock(&g->mu);
 }
 
-long rc_gix_window_ms(struct rc_gix *g, const char *cq)
+static long window_of(long pass_ms)
+{
+    return pass_ms * 2 > RC_GIX_WINDOW_MIN_MS ? pass_ms * 2 : RC_GIX_WINDOW_MIN_MS;
+}
+
+long rc_gix_window_ms(struct rc_gix *g, const char *cq, long long now_ms)
 {
     pthread_mutex_lock(&g->mu);
     struct gix_queue *q = smap_get(g->queues, cq);
-    long ms = !q ? 0 : q->settled && !q->need_full && !q->recount_at ? q->fast_ms : q->full_ms;
+    long ms = RC_GIX_WINDOW_MIN_MS;
+    if (q) {
+        int fast = q->settled && !q->need_full;
+        if (fast && q->recount_at) /* full if the recount is due by the pass */
+            fast = now_ms + window_of(q->fast_ms) < q->recount_at;
+        ms = window_of(fast ? q->fast_ms : q->full_ms);
+    }
     pthread_mutex_unlock(&g->mu);
-    return ms * 2 > RC_GIX_WINDOW_MIN_MS ? ms * 2 : RC_GIX_WINDOW_MIN_MS;
+    return ms;
 }

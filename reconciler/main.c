@@ -113,7 +113,7 @@ static void gate_note(struct app *a, const char *key, const json_t *old, const j
     rc_gix_note(a->x.gix, key, known && !gone ? cq : NULL, ch);
     if (!known || !changed)
         return;
-    rc_enqueue_after(&a->x, 'q', cq, rc_gix_window_ms(a->x.gix, cq));
+    rc_enqueue_after(&a->x, 'q', cq, rc_gix_window_ms(a->x.gix, cq, clk_now_ms()));
 }
 
 static void wl_add(const char *key, json_t *obj, void *ud)

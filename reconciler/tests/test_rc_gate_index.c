@@ -79,24 +79,28 @@ static void test_window_per_queue_and_kind(void **state)
     struct rc_gix *g = rc_gix_new();
     rc_gix_note(g, "ns/w1", "big", RC_GIX_CHANGED);
     rc_gix_note(g, "ns/w2", "small", RC_GIX_CHANGED);
-    assert_int_equal(rc_gix_window_ms(g, "big"), RC_GIX_WINDOW_MIN_MS);
+    assert_int_equal(rc_gix_window_ms(g, "big", 1), RC_GIX_WINDOW_MIN_MS);
     rc_gix_timed(g, "big", RC_GIX_FULL, 150);
     rc_gix_timed(g, "big", RC_GIX_FAST, 3);
     rc_gix_timed(g, "small", RC_GIX_FULL, 1);
     rc_gix_timed(g, "none", RC_GIX_FULL, 900); /* no Workloads: nothing kept */
     /* not settled: the next pass is full, twice the last full one */
-    assert_int_equal(rc_gix_window_ms(g, "big"), 300);
-    assert_int_equal(rc_gix_window_ms(g, "small"), RC_GIX_WINDOW_MIN_MS);
-    assert_int_equal(rc_gix_window_ms(g, "none"), RC_GIX_WINDOW_MIN_MS);
+    assert_int_equal(rc_gix_window_ms(g, "big", 1), 300);
+    assert_int_equal(rc_gix_window_ms(g, "small", 1), RC_GIX_WINDOW_MIN_MS);
+    assert_int_equal(rc_gix_window_ms(g, "none", 1), RC_GIX_WINDOW_MIN_MS);
     /* settled: the next is fast, not held back by the full one's time */
     take(g, "big", 1, &pass, buf, sizeof(buf));
     rc_gix_settle(g, "big", &held);
-    assert_int_equal(rc_gix_window_ms(g, "big"), RC_GIX_WINDOW_MIN_MS);
+    assert_int_equal(rc_gix_window_ms(g, "big", 1), RC_GIX_WINDOW_MIN_MS);
+    /* a recount asked for a second away: still fast; due within the window: full */
+    assert_int_equal(rc_gix_recount(g, "big", 10, 1000), 991); /* the full pass began at 1 */
+    assert_int_equal(rc_gix_window_ms(g, "big", 10), RC_GIX_WINDOW_MIN_MS);
+    assert_int_equal(rc_gix_window_ms(g, "big", 995), 300);
     rc_gix_note(g, "ns/w1", "big", RC_GIX_QUOTA);
-    assert_int_equal(rc_gix_window_ms(g, "big"), 300);
+    assert_int_equal(rc_gix_window_ms(g, "big", 10), 300);
     /* the queue's entry goes with its last Workload, its times too */
     rc_gix_note(g, "ns/w1", NULL, RC_GIX_CHANGED);
-    assert_int_equal(rc_gix_window_ms(g, "big"), RC_GIX_WINDOW_MIN_MS);
+    assert_int_equal(rc_gix_window_ms(g, "big", 1), RC_GIX_WINDOW_MIN_MS);
     rc_gix_free(g);
 }
 
