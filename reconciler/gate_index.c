@@ -215,6 +215,13 @@ static int copy_keys(const struct smap *m, char ***keys, size_t *n)
     return 0;
 }
 
+/* Whether q's pass at monotonic at_ms reads only what changed: its plan is
+ * settled, nothing asked for a full pass, and no status recount is due. */
+static int fast_at(const struct gix_queue *q, long long at_ms)
+{
+    return q->settled && !q->need_full && !(q->recount_at && at_ms >= q->recount_at);
+}
+
 enum rc_gix_pass rc_gix_take(struct rc_gix *g, const char *cq, long long now_ms, char ***keys,
                              size_t *n, struct rc_res *used)
 {
@@ -226,8 +233,7 @@ enum rc_gix_pass rc_gix_take(struct rc_gix *g, const char *cq, long long now_ms,
     if (g->lost) {
         pass = RC_GIX_LOST;
     } else if (q) {
-        int recount = q->recount_at && now_ms >= q->recount_at;
-        pass = q->settled && !q->need_full && !recount ? RC_GIX_FAST : RC_GIX_FULL;
+        pass = fast_at(q, now_ms) ? RC_GIX_FAST : RC_GIX_FULL;
         if (copy_keys(pass == RC_GIX_FAST ? q->dirty : q->members, keys, n) < 0)
             pass = RC_GIX_LOST; /* this pass walks the cache: a full one */
         if (pass == RC_GIX_FAST) {
@@ -302,12 +308,8 @@ long rc_gix_window_ms(struct rc_gix *g, const char *cq, long long now_ms)
     pthread_mutex_lock(&g->mu);
     struct gix_queue *q = smap_get(g->queues, cq);
     long ms = RC_GIX_WINDOW_MIN_MS;
-    if (q) {
-        int fast = q->settled && !q->need_full;
-        if (fast && q->recount_at) /* full if the recount is due by the pass */
-            fast = now_ms + window_of(q->fast_ms) < q->recount_at;
-        ms = window_of(fast ? q->fast_ms : q->full_ms);
-    }
+    if (q) /* the kind of pass it will be once the fast window has passed */
+        ms = window_of(fast_at(q, now_ms + window_of(q->fast_ms)) ? q->fast_ms : q->full_ms);
     pthread_mutex_unlock(&g->mu);
     return ms;
 }
