@@ -30,7 +30,10 @@
 #   - the manager API server's writes per job during each latency run, from
 #     every client (the bench's own job creates included; Events apart);
 #   - the floor (the same API calls made directly) in mode mkueue-standalone
-#     only: after each latency run and at each tracked level.
+#     only: after each latency run and at each tracked level;
+#   - every timed run (and its floor) placed between the bed's periodic
+#     OpenAPI rebuilds (clear_of_stall), the seconds waited for that in
+#     stall_waited_s, what a run still held in *bed_stall_s.
 # Settings: BENCH_MODES (default all three, in that order), MKUEUE_WORKERS
 # (2: worker-1..worker-W of the bed), BENCH_N 200, BENCH_RATE 10,
 # BENCH_RATE_LOW 3 ("" or 0 skips the second latency run), BENCH_M
@@ -418,6 +421,64 @@ bed_stall() {
         }
         END { printf "%.1f", sum }'
 }
+# clear_of_stall SECONDS: waits (at most one period) until no live API
+# server of the bed is due to rebuild within the next SECONDS, so a run of
+# that length does not hold the stall (every manager and the floor are
+# placed alike; bed_stall still records what a run held). The rebuilds
+# come every 5 minutes from each API server's start: the next is predicted
+# from its log's last burst of "slow openapi aggregation" (the burst's
+# first line), else from the log's first line (its start).
+STALL_PERIOD=300
+clear_of_stall() {
+    local need=$1 waited=0 wait
+    while :; do
+        wait=$(stall_wait "$need")
+        [ "$wait" -gt 0 ] && [ "$waited" -lt "$STALL_PERIOD" ] || break
+        log "$MODE: the bed's OpenAPI rebuild is due within the next $need s: waiting $wait s"
+        sleep "$wait"
+        waited=$((waited + wait))
+    done
+    STALL_WAITED=$((STALL_WAITED + waited))
+}
+STALL_WAITED=0
+# run_s N RATE: about how long a run of N jobs at RATE/s takes (its tail:
+# the last jobs' remote runs and their finish on the manager)
+run_s() { awk -v n="$1" -v r="$2" 'BEGIN { printf "%d", n / r + 30 }'; }
+# stall_wait SECONDS: the seconds to wait (0: none) before a run of SECONDS
+stall_wait() {
+    local now f logs=()
+    now=$(now_s)
+    for f in "$MKUEUE_E2E_DIR"/pids "$MKUEUE_E2E_DIR"/pids-*; do
+        [ -f "$f" ] || continue
+        while read -r pid name; do
+            case $name in apiserver-*) kill -0 "$pid" 2>/dev/null && logs+=("$MKUEUE_E2E_DIR/logs/$name.log") ;; esac
+        done <"$f"
+    done
+    [ ${#logs[@]} -gt 0 ] || { echo 0; return; }
+    awk -v now="$now" -v need="$1" -v period="$STALL_PERIOD" '
+        # seconds from now (klog: time of day; the day may have turned)
+        function rel(ts,   a, d) {
+            split(ts, a, ":"); d = a[1] * 3600 + a[2] * 60 + a[3] - now
+            return d < -43200 ? d + 86400 : d > 43200 ? d - 86400 : d
+        }
+        # the next burst of the last file: under way until 20 s after its
+        # start, and to be kept 20 s clear of the run
+        function due(   b) {
+            if (start == "") return
+            b = first != "" ? first : start
+            while (b < -20) b += period
+            if (b < need + 20 && b + 20 > wait) wait = b + 20
+        }
+        FNR == 1 { due(); start = first = last = "" }
+        start == "" && /^[IWEF][0-9][0-9][0-9][0-9] / { start = rel($2) }
+        /slow openapi aggregation/ {
+            t = rel($2)
+            if (last == "" || t - last > 30) first = t # a new burst
+            last = t
+        }
+        END { due(); print (wait > 0 ? int(wait) + 1 : 0) }
+    ' "${logs[@]}"
+}
 # timed_rcb PREFIX STALL-KEY ARGS...: rcb's figures (keys prefixed PREFIX)
 # and the bed's stall within its run (key STALL-KEY)
 timed_rcb() {
@@ -435,6 +496,8 @@ timed_rcb() {
 # (the floor mode): then its floor, the same count and rate
 latency() {
     local ns=$1 rate=$2 sfx=$3 w0 e0 ww0 c0
+    clear_of_stall "$(run_s "$N" "$rate")"
+    zero # (the wait's CPU is no run's)
     log "$MODE: latency, $N jobs at $rate/s"
     w0=$(manager_writes other) e0=$(manager_writes events) ww0=$(worker_writes) c0=$(conflicts)
     timed_rcb "m${sfx}_" "m${sfx}_bed_stall_s" --ns "$ns" --no-floor latency "$N" "$rate"
@@ -445,6 +508,7 @@ latency() {
     put "conflicts_latency$sfx" $(($(conflicts) - c0))
     stage "latency$sfx"
     if [ -z "$4" ]; then
+        clear_of_stall "$(run_s "$N" "$rate")"
         log "$MODE: the floor of the latency run at $rate/s"
         timed_rcb "m${sfx}_" "m${sfx}_floor_bed_stall_s" --ns "$ns" --floor-only latency "$N" "$rate"
         zero # the floor's time is not the controllers'
@@ -458,6 +522,7 @@ latency() {
 # none tracked); in the floor mode, the floor with T tracked after it
 dispatch_tracked() {
     quiet bench # the tracked jobs' creation done (bench is empty already)
+    clear_of_stall "$(run_s "$N_TRACKED" "$RATE_TRACKED")"
     zero
     log "$MODE: $N_TRACKED jobs at $RATE_TRACKED/s with $1 tracked"
     timed_rcb "m_tracked_$1_" "m_tracked_$1_bed_stall_s" --ns bench --no-floor latency "$N_TRACKED" "$RATE_TRACKED"
@@ -466,6 +531,7 @@ dispatch_tracked() {
     if [ "$MODE" = "$FLOOR_MODE" ]; then
         # the floor with the same Workloads on the manager: what the API
         # server's own slowing with T objects costs any manager
+        clear_of_stall "$(run_s "$N_TRACKED" "$RATE_TRACKED")"
         log "$MODE: the floor with $1 tracked"
         timed_rcb "m_tracked_$1_" "m_tracked_$1_floor_bed_stall_s" --ns bench --floor-only latency "$N_TRACKED" "$RATE_TRACKED"
         zero # the floor's time is not the controllers'
@@ -473,7 +539,7 @@ dispatch_tracked() {
 }
 
 run_mode() {
-    MODE=$1
+    MODE=$1 STALL_WAITED=0
     OURS=() KUEUE=()
     local secret_ns=mkueue-system kpid
     log "== $MODE: fresh manager"
@@ -532,6 +598,8 @@ run_mode() {
         zero
         latency bench-low "$RATE_LOW" _low "$floor"
     fi
+    clear_of_stall "$(run_s "$M" 5)"
+    zero
     log "$MODE: throughput, $M jobs at once"
     rcb --ns bench $floor throughput "$M" "$THREADS" | sed 's/^/m_/' >>"$KV/$MODE.kv"
     stage throughput
@@ -581,6 +649,7 @@ run_mode() {
         settle
         stage restarted
     fi
+    put stall_waited_s "$STALL_WAITED"
     stop_ours
     log "$MODE: done"
 }

@@ -39,6 +39,10 @@ FIXED = [
      "m_throughput_floor_jobs_per_s"),
     ("until the last remote job exists", "s", "lower", "m_throughput_seconds",
      "m_throughput_floor_seconds"),
+    # managers.sh, clear_of_stall: the runs placed between the bed's
+    # OpenAPI rebuilds; what the mode waited for that, all runs summed
+    ("waited for the bed's OpenAPI rebuilds to pass, all runs", "s", "lower",
+     "stall_waited_s"),
 ]
 
 
