@@ -461,13 +461,14 @@ stall_wait() {
             split(ts, a, ":"); d = a[1] * 3600 + a[2] * 60 + a[3] - now
             return d < -43200 ? d + 86400 : d > 43200 ? d - 86400 : d
         }
-        # the next burst of the last file: under way until 20 s after its
-        # start, and to be kept 20 s clear of the run
+        # the next burst of the last file: under way until 30 s after its
+        # start (on the bed: 3 s after the start, 14 s long), to be kept 20
+        # s clear of the run
         function due(   b) {
             if (start == "") return
             b = first != "" ? first : start
-            while (b < -20) b += period
-            if (b < need + 20 && b + 20 > wait) wait = b + 20
+            while (b < -30) b += period
+            if (b < need + 20 && b + 30 > wait) wait = b + 30
         }
         FNR == 1 { due(); start = first = last = "" }
         start == "" && /^[IWEF][0-9][0-9][0-9][0-9] / { start = rel($2) }
