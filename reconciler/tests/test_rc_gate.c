@@ -1,0 +1,278 @@
+/* The quota gate's pass (gate.h) on a real context: caches filled by the
+ * test, the gate index of standalone mode, the work queue, and a scripted
+ * API server for the writes (support/rc_gate_fixture.h). What a pass
+ * writes for a Workload that fits and for one that waits, what it leaves
+ * alone, and the status recount a fast pass must not lose. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/support/test_json.h"
+
+#include "../gate.h"
+#include "../wlstatus.h"
+#include "clock.h"
+#include "jsonx.h"
+#include "log.h"
+#include "patch.h"
+#include "queue.h"
+#include "support/rc_gate_fixture.h"
+
+#define T0      "2024-01-01T00:00:00Z"
+#define CQ      "cq"
+#define WL_PATH RCG_WORKLOAD_PREFIX "ns/workloads/"
+
+/* ClusterQueue `name` with 8 cpu of flavor "default" and admission check
+ * `check`. */
+static json_t *cluster_queue(const char *name, const char *check)
+{
+    json_t *cq = tj_parse("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
+                          "\"metadata\":{\"resourceVersion\":\"1\"},\"spec\":{\"resourceGroups\":"
+                          "[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\","
+                          "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"8\"}]}]}]}}");
+    assert_int_equal(jx_set_new_str(cq, "metadata.name", name), 0);
+    json_t *checks = json_pack("[{s:s}]", "name", check);
+    assert_int_equal(jx_set(cq, "spec.admissionChecksStrategy.admissionChecks", checks), 0);
+    return cq;
+}
+
+static json_t *admission_check(const char *name, const char *controller)
+{
+    return json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s}}", "apiVersion", "kueue.x-k8s.io/v1beta2",
+                     "kind", "AdmissionCheck", "metadata", "name", name, "resourceVersion", "1",
+                     "spec", "controllerName", controller);
+}
+
+static json_t *local_queue(const char *name, const char *cq)
+{
+    return json_pack("{s:s,s:s,s:{s:s,s:s,s:s},s:{s:s}}", "apiVersion", "kueue.x-k8s.io/v1beta2",
+                     "kind", "LocalQueue", "metadata", "name", name, "namespace", "ns",
+                     "resourceVersion", "1", "spec", "clusterQueue", cq);
+}
+
+/* A pending Workload of LocalQueue lq in namespace "ns", one pod of `cpu`,
+ * its admission check `check` Pending (as Kueue's first status has it). */
+static json_t *workload(const char *name, const char *lq, const char *cpu, const char *check)
+{
+    json_t *wl = json_pack(
+        "{s:s,s:s,s:{s:s,s:s,s:s,s:s,s:s},s:{s:s,s:i,s:[{s:s,s:i,s:{s:{s:[{s:s,s:{s:{s:s}}}]}}}]},"
+        "s:{s:[{s:s,s:s,s:s,s:s}]}}",
+        "apiVersion", "kueue.x-k8s.io/v1beta2", "kind", "Workload", "metadata", "name", name,
+        "namespace", "ns", "uid", name, "resourceVersion", "10", "creationTimestamp", T0, "spec",
+        "queueName", lq, "priority", 0, "podSets", "name", "main", "count", 1, "template", "spec",
+        "containers", "name", "c", "resources", "requests", "cpu", cpu, "status", "admissionChecks",
+        "name", check, "state", "Pending", "message", "", "lastTransitionTime", T0);
+    assert_non_null(wl);
+    return wl;
+}
+
+/* The queue "cq" (8 cpu, check "mk" of MultiKueue) and its LocalQueue "lq". */
+static void mk_queue(struct rcg_fixture *f)
+{
+    assert_int_equal(rcg_put(f->x.admissionchecks, admission_check("mk", MKQ_CONTROLLER)), 0);
+    assert_int_equal(rcg_put(f->x.clusterqueues, cluster_queue(CQ, "mk")), 0);
+    assert_int_equal(rcg_put(f->x.localqueues, local_queue("lq", CQ)), 0);
+}
+
+static json_t *body_of(const struct th_request *r)
+{
+    assert_non_null(r);
+    json_t *j = json_loadb(r->body, r->body_len, 0, NULL);
+    assert_non_null(j);
+    return j;
+}
+
+static int setup(void **state)
+{
+    struct rcg_fixture *f = calloc(1, sizeof(*f));
+    if (!f || rcg_setup(f) != 0) {
+        if (f)
+            rcg_teardown(f);
+        free(f);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    rcg_teardown(*state);
+    free(*state);
+    return 0;
+}
+
+static void test_reserves_a_workload_that_fits(void **state)
+{
+    struct rcg_fixture *f = *state;
+    char keys[512];
+    mk_queue(f);
+    assert_int_equal(rcg_put_workload(f, workload("wl-a", "lq", "2", "mk"), RC_GIX_CHANGED), 0);
+
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    assert_int_equal(rcg_count(f, "PATCH", WL_PATH "wl-a/status", 0), 1);
+    const struct th_request *r = rcg_last(f, "PATCH", WL_PATH "wl-a/status");
+    assert_string_equal(th_req_header(r, "Content-Type"), "application/merge-patch+json");
+    json_t *body = body_of(r);
+    /* written against the version read: a concurrent change conflicts */
+    assert_string_equal(jx_str(body, "metadata.resourceVersion"), "10");
+    json_t *qr = rc_cond_find(body, "QuotaReserved");
+    assert_string_equal(jx_str(qr, "status"), "True");
+    assert_string_equal(jx_str(qr, "reason"), "QuotaReserved");
+    assert_string_equal(jx_str(qr, "message"), "Quota reserved in ClusterQueue cq");
+    assert_string_equal(jx_str(body, "status.admission.clusterQueue"), CQ);
+    assert_string_equal(jx_str(body, "status.admission.podSetAssignments.0.flavors.cpu"),
+                        "default");
+    assert_string_equal(jx_str(body, "status.admission.podSetAssignments.0.resourceUsage.cpu"),
+                        "2");
+    json_decref(body);
+    /* the Workload's reconcile dispatches it next */
+    assert_string_equal(rcg_drain_ready(f, keys, sizeof(keys)), "w/ns/wl-a");
+    /* the queues' counts, written from the same pass */
+    body = body_of(rcg_last(f, "PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq/status"));
+    assert_int_equal(jx_int(body, "status.reservingWorkloads", -1), 1);
+    json_decref(body);
+
+    /* a pass before the cache shows the write: the reservation written is
+     * assumed, not made twice */
+    int before = th_nrequests(f->api);
+    rc_gix_invalidate(f->x.gix, CQ);
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    assert_int_equal(rcg_count(f, "PATCH", WL_PATH "wl-a/status", before), 0);
+    assert_string_equal(rcg_drain_ready(f, keys, sizeof(keys)), "");
+}
+
+/* The cache as the watch would show it after request r: wl with r's
+ * status merged in, at a later resourceVersion (steals wl). */
+static json_t *echoed(json_t *wl, const struct th_request *r, const char *rv)
+{
+    json_t *body = body_of(r);
+    json_object_del(body, "metadata");
+    assert_int_equal(jp_merge_apply(wl, body), 0);
+    assert_int_equal(jx_set_new_str(wl, "metadata.resourceVersion", rv), 0);
+    json_decref(body);
+    return wl;
+}
+
+static void test_tells_a_workload_that_waits_once(void **state)
+{
+    struct rcg_fixture *f = *state;
+    mk_queue(f);
+    /* 6 of the 8 cpu held already */
+    json_t *holder = workload("holder", "lq", "6", "mk");
+    json_t *conds = rc_conds_with(NULL, "QuotaReserved", "True", "QuotaReserved", "", T0);
+    assert_int_equal(jx_set(holder, "status.conditions", conds), 0);
+    assert_int_equal(jx_set(holder, "status.admission",
+                            json_pack("{s:s,s:[]}", "clusterQueue", CQ, "podSetAssignments")),
+                     0);
+    assert_int_equal(rcg_put_workload(f, holder, RC_GIX_QUOTA), 0);
+    json_t *wl = workload("wl-b", "lq", "4", "mk");
+    assert_int_equal(rcg_put_workload(f, json_incref(wl), RC_GIX_CHANGED), 0);
+
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    assert_int_equal(rcg_count(f, "PATCH", WL_PATH "holder/status", 0), 0);
+    assert_int_equal(rcg_count(f, "PATCH", WL_PATH "wl-b/status", 0), 1);
+    const struct th_request *r = rcg_last(f, "PATCH", WL_PATH "wl-b/status");
+    json_t *body = body_of(r);
+    json_t *qr = rc_cond_find(body, "QuotaReserved");
+    assert_string_equal(jx_str(qr, "status"), "False");
+    assert_string_equal(jx_str(qr, "reason"), "WaitingForQuota");
+    assert_string_equal(jx_str(qr, "message"),
+                        "Waiting for quota: ClusterQueue cq: 6 of 8 cpu in use, the workload "
+                        "requests 4");
+    assert_null(jx_get(body, "status.admission"));
+    /* the MultiKueue check tells it too, in the same write */
+    assert_string_equal(jx_str(body, "status.admissionChecks.0.name"), "mk");
+    assert_string_equal(jx_str(body, "status.admissionChecks.0.state"), "Pending");
+    const char *told = jx_str(body, "status.admissionChecks.0.message");
+    assert_non_null(told);
+    assert_non_null(strstr(told, "Waiting for quota on the manager"));
+    json_decref(body);
+    char keys[512];
+    assert_string_equal(rcg_drain_ready(f, keys, sizeof(keys)), ""); /* nothing to dispatch */
+
+    /* the watch brings the write back; a full pass (as a resync's) reads
+     * it and finds the Workload already says so */
+    assert_int_equal(rcg_put_workload(f, echoed(wl, r, "11"), RC_GIX_SAME), 0);
+    rc_gix_invalidate(f->x.gix, CQ);
+    int before = th_nrequests(f->api);
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    assert_int_equal(rcg_count(f, "PATCH", WL_PATH "wl-b/status", before), 0);
+    assert_int_equal(rcg_count(f, "PATCH", WL_PATH "holder/status", before), 0);
+}
+
+/* After the full pass: long enough for the fast pass to come first on a
+ * loaded machine, short enough for the test to wait for it. */
+#define RECOUNT_GAP_MS 1500
+
+static void test_fast_pass_keeps_the_recount(void **state)
+{
+    struct rcg_fixture *f = *state;
+    char keys[512];
+    mk_queue(f);
+    /* waits whatever the others do (ExceedsMaxQuota): the pass settles */
+    assert_int_equal(rcg_put_workload(f, workload("wl-c", "lq", "16", "mk"), RC_GIX_CHANGED), 0);
+    long long start = clk_now_ms(); /* the full pass's start is no earlier */
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    assert_int_equal(rcg_count(f, "PATCH", WL_PATH "wl-c/status", 0), 1);
+    rcg_drain_ready(f, keys, sizeof(keys));
+
+    /* a recount asked for (as queue_status asks within the batch period)
+     * and its pass queued; then a Workload's batch window queues the pass
+     * sooner, and the work queue keeps one deadline per key, the earlier:
+     * the recount's wake-up is gone. By then a pass before it has read
+     * that Workload: the fast pass below reads no key. */
+    long wait = rc_gix_recount(f->x.gix, CQ, clk_now_ms(), RECOUNT_GAP_MS);
+    assert_true(wait > 0);
+    int before = th_nrequests(f->api);
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    assert_int_equal(th_nrequests(f->api), before); /* read nothing, wrote nothing */
+    /* it was a fast pass: a full one would have done the recount */
+    assert_true(rc_gix_recount_pending(f->x.gix, CQ, clk_now_ms()) >= 0);
+
+    /* the recount's pass is queued again, for its deadline, not at once */
+    assert_string_equal(rcg_drain_ready(f, keys, sizeof(keys)), "");
+    char *k = NULL;
+    assert_int_equal(wq_get_timeout(f->x.queue, &k, 10000), 0);
+    assert_string_equal(k, "q/" CQ);
+    assert_true(clk_now_ms() - start >= RECOUNT_GAP_MS); /* when the recount is due */
+    wq_done(f->x.queue, k);
+    free(k);
+}
+
+static void test_not_a_multikueue_queue(void **state)
+{
+    struct rcg_fixture *f = *state;
+    char keys[512];
+    assert_int_equal(rcg_put(f->x.admissionchecks,
+                             admission_check("prov", "kueue.x-k8s.io/provisioning-request")),
+                     0);
+    assert_int_equal(rcg_put(f->x.clusterqueues, cluster_queue("plain", "prov")), 0);
+    assert_int_equal(rcg_put(f->x.localqueues, local_queue("lq-plain", "plain")), 0);
+    assert_int_equal(rcg_put_workload(f, workload("wl-d", "lq-plain", "1", "prov"), RC_GIX_CHANGED),
+                     0);
+    assert_int_equal(rc_reconcile_gate(&f->x, "plain"), 0);
+    assert_int_equal(th_nrequests(f->api), 0); /* Kueue's own gate decides it */
+    assert_string_equal(rcg_drain_ready(f, keys, sizeof(keys)), "");
+    /* an unknown queue neither */
+    assert_int_equal(rc_reconcile_gate(&f->x, "gone"), 0);
+    assert_int_equal(th_nrequests(f->api), 0);
+}
+
+int main(void)
+{
+    log_set_level(LOG_WARN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_reserves_a_workload_that_fits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tells_a_workload_that_waits_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fast_pass_keeps_the_recount, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_a_multikueue_queue, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("rc_gate", tests, NULL, NULL);
+}
