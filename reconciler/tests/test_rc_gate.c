@@ -209,7 +209,7 @@ static void test_tells_a_workload_that_waits_once(void **state)
 
 /* After the full pass: long enough for the fast pass to come first on a
  * loaded machine, short enough for the test to wait for it. */
-#define RECOUNT_GAP_MS 1500
+#define RECOUNT_GAP_MS 3000
 
 static void test_fast_pass_keeps_the_recount(void **state)
 {
