@@ -57,8 +57,9 @@ static int default_pc(const char *key, json_t *pc, void *ud)
     return 0;
 }
 
-int rc_priority_resolve(const char *label, const json_t *podsets, struct kcache *wpcs,
-                        struct kcache *pcs, struct rc_priority *out, char *err, size_t errlen)
+int rc_priority_resolve(const char *label, const char *job_class, const json_t *podsets,
+                        struct kcache *wpcs, struct kcache *pcs, struct rc_priority *out, char *err,
+                        size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     if (label && *label) {
@@ -70,7 +71,7 @@ int rc_priority_resolve(const char *label, const json_t *podsets, struct kcache 
                         "workloadpriorityclasses." RC_WPC_GROUP " \"%s\" not found", label);
         return set_ref(out, RC_WPC_GROUP, RC_WPC_KIND, label, v, err, errlen);
     }
-    const char *name = pod_priority_class(podsets);
+    const char *name = job_class && *job_class ? job_class : pod_priority_class(podsets);
     if (name) {
         json_t *pc = pcs ? kcache_get(pcs, name) : NULL;
         long long v = jx_int(pc, "value", 0);

@@ -4,9 +4,11 @@
  *      WorkloadPriorityClass: its value, priorityClassRef
  *      {kueue.x-k8s.io, WorkloadPriorityClass, name}; the class missing is
  *      an error (no Workload is written, the job is retried);
- *   2. else the first pod set's template priorityClassName names a
- *      PriorityClass: its value, priorityClassRef {scheduling.k8s.io,
- *      PriorityClass, name}; missing is an error as well;
+ *   2. else the job's own priority class (Kubeflow's and MPIJob's
+ *      runPolicy.schedulingPolicy.priorityClass, kinds.h), else the first
+ *      pod set's template priorityClassName, names a PriorityClass: its
+ *      value, priorityClassRef {scheduling.k8s.io, PriorityClass, name};
+ *      missing is an error as well;
  *   3. else the global default PriorityClass (the lowest value when several
  *      are), else priority 0 and no reference.
  * The label wins over the pod PriorityClass. An existing Workload is
@@ -38,13 +40,15 @@ struct rc_priority {
 };
 
 /* The priority of a Workload whose pod sets are `podsets` (a Workload's
- * spec.podSets) for a job whose label is `label` (NULL or "" when not set).
+ * spec.podSets) for a job whose label is `label` and whose own priority
+ * class is `job_class` (either NULL or "" when not set).
  * wpcs and pcs are the WorkloadPriorityClass and PriorityClass caches (either
  * may be NULL: nothing found there). Returns 0, or MK_ERR with err set to
  * Kueue's text (`workloadpriorityclasses.kueue.x-k8s.io "x" not found`) or
  * MK_ERR_INVAL for a name too long. */
-int rc_priority_resolve(const char *label, const json_t *podsets, struct kcache *wpcs,
-                        struct kcache *pcs, struct rc_priority *out, char *err, size_t errlen);
+int rc_priority_resolve(const char *label, const char *job_class, const json_t *podsets,
+                        struct kcache *wpcs, struct kcache *pcs, struct rc_priority *out, char *err,
+                        size_t errlen);
 
 /* 1 when Workload `wl` must be updated for a job labelled `label` (NULL or
  * ""): its priorityClassRef is absent or a WorkloadPriorityClass, and names

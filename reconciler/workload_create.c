@@ -139,6 +139,12 @@ static json_t *build(const struct mk_kind *k, const json_t *job, const json_t *g
     return rc_build_workload(k, job, queue, err, errlen);
 }
 
+/* The job's own priority class (kinds.h priority_class_path), or NULL. */
+static const char *job_class(const struct mk_kind *k, const json_t *job)
+{
+    return k->priority_class_path ? jx_str(job, k->priority_class_path) : NULL;
+}
+
 /* The job's kueue.x-k8s.io/priority-class label changed: the Workload's
  * priority follows (Kueue's UpdateWorkloadPriority), with its Event on the
  * job. Returns 0 or -1 (retry: the class missing, a conflict). */
@@ -148,8 +154,8 @@ static int update_priority(struct rc_ctx *x, const struct mk_kind *k, const json
     char err[256], av[128], msg[400];
     const char *ns = jx_str(wl, "metadata.namespace"), *name = jx_str(wl, "metadata.name");
     struct rc_priority p;
-    if (rc_priority_resolve(label, jx_get(wl, "spec.podSets"), x->wpcs, x->priorityclasses, &p, err,
-                            sizeof(err)) < 0) {
+    if (rc_priority_resolve(label, job_class(k, job), jx_get(wl, "spec.podSets"), x->wpcs,
+                            x->priorityclasses, &p, err, sizeof(err)) < 0) {
         LOG_W(LG, "workload priority not updated", "workload", name, "error", err);
         return -1;
     }
@@ -223,8 +229,8 @@ static int ensure(struct rc_ctx *x, const struct mk_kind *k, const json_t *job, 
             return 0;
         }
         struct rc_priority p;
-        if (rc_priority_resolve(label, jx_get(obj, "spec.podSets"), x->wpcs, x->priorityclasses, &p,
-                                err, sizeof(err)) < 0 ||
+        if (rc_priority_resolve(label, job_class(k, job), jx_get(obj, "spec.podSets"), x->wpcs,
+                                x->priorityclasses, &p, err, sizeof(err)) < 0 ||
             rc_priority_apply(obj, &p) < 0) {
             /* as Kueue: no Workload until the class exists (retried with backoff) */
             LOG_W(LG, "workload not created", "job", key, "error", err);

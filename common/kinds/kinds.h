@@ -53,6 +53,10 @@ struct mk_kind {
     const char *const *ttl_paths;
     int prebuilt_allowed; /* may carry kueue.x-k8s.io/prebuilt-workload-name */
     enum mk_status_sync status_sync;
+    /* jsonx path of the kind's own priority class, read before its pod
+     * templates' (Kueue's JobWithPriorityClass: Kubeflow's and MPIJob's
+     * runPolicy.schedulingPolicy.priorityClass); NULL when none */
+    const char *priority_class_path;
     /* Appends the Workload's pod sets ({name, count, template[, minCount]}) to
      * the array `out`. Returns 0, or -1 with a message naming the field. */
     int (*pod_sets)(const json_t *job, json_t *out, char *err, size_t errlen);

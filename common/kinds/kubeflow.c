@@ -25,6 +25,7 @@
         .ttl_paths = ttl,                                                                          \
         .prebuilt_allowed = prebuilt,                                                              \
         .status_sync = MK_STATUS_WHOLE,                                                            \
+        .priority_class_path = "spec.runPolicy.schedulingPolicy.priorityClass",                    \
         .pod_sets = sym##_pod_sets,                                                                \
     };
 

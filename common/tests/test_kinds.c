@@ -157,6 +157,11 @@ static void test_kubeflow_pod_sets_in_operator_order(void **state)
     json_decref(tf);
     assert_string_equal(mk_kind_by_gvk("kubeflow.org/v2beta1", "MPIJob")->managed_by_path,
                         "spec.runPolicy.managedBy");
+    /* their own priority class before the templates' (Kueue's PriorityClass()) */
+    assert_string_equal(k->priority_class_path, "spec.runPolicy.schedulingPolicy.priorityClass");
+    assert_string_equal(mk_kind_by_gvk("kubeflow.org/v2beta1", "MPIJob")->priority_class_path,
+                        "spec.runPolicy.schedulingPolicy.priorityClass");
+    assert_null(mk_kind_by_gvk("batch/v1", "Job")->priority_class_path);
 }
 
 /* Fails naming both sides unless `got` equals the JSON literal `want`. */

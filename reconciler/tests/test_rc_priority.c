@@ -1,7 +1,7 @@
 /* A job's Workload priority (priority.h), as Kueue's jobframework resolves
  * and updates it: the priority-class label's WorkloadPriorityClass before the
- * pod PriorityClass, the global default, errors for missing classes, and
- * when an existing Workload follows a label change. */
+ * job's own PriorityClass (Kubeflow's runPolicy) and the pod's, the global default, errors for
+ * missing classes, and when an existing Workload follows a label change. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,17 +55,47 @@ static void test_label_wins_over_pod_priority_class(void **state)
     json_t *ps = podsets("pod-pc");
     struct rc_priority p;
     char err[128];
-    assert_int_equal(rc_priority_resolve("high", ps, f->wpcs, f->pcs, &p, err, sizeof(err)), 0);
+    assert_int_equal(rc_priority_resolve("high", NULL, ps, f->wpcs, f->pcs, &p, err, sizeof(err)),
+                     0);
     assert_string_equal(p.group, "kueue.x-k8s.io");
     assert_string_equal(p.kind, "WorkloadPriorityClass");
     assert_string_equal(p.name, "high");
     assert_int_equal(p.value, 1000);
     /* no label: the pod PriorityClass */
-    assert_int_equal(rc_priority_resolve("", ps, f->wpcs, f->pcs, &p, err, sizeof(err)), 0);
+    assert_int_equal(rc_priority_resolve("", NULL, ps, f->wpcs, f->pcs, &p, err, sizeof(err)), 0);
     assert_string_equal(p.group, "scheduling.k8s.io");
     assert_string_equal(p.kind, "PriorityClass");
     assert_string_equal(p.name, "pod-pc");
     assert_int_equal(p.value, 77);
+    json_decref(ps);
+}
+
+/* Kubeflow's and MPIJob's runPolicy.schedulingPolicy.priorityClass (kinds.h
+ * priority_class_path): before the pod templates', after the label, and a
+ * missing one an error as the pod's (Kueue's JobWithPriorityClass) */
+static void test_job_class_before_pod_class(void **state)
+{
+    struct fx *f = *state;
+    json_t *ps = podsets("gone-pc");
+    struct rc_priority p;
+    char err[128];
+    kcache_upsert(f->pcs, tj_parse("{\"metadata\":{\"name\":\"job-pc\"},\"value\":55}"));
+    assert_int_equal(rc_priority_resolve(NULL, "job-pc", ps, f->wpcs, f->pcs, &p, err, sizeof(err)),
+                     0);
+    assert_string_equal(p.kind, "PriorityClass");
+    assert_string_equal(p.name, "job-pc");
+    assert_int_equal(p.value, 55);
+    assert_int_equal(
+        rc_priority_resolve("low", "job-pc", ps, f->wpcs, f->pcs, &p, err, sizeof(err)), 0);
+    assert_string_equal(p.name, "low");
+    assert_int_equal(p.value, -5);
+    /* empty: the pod templates' (here missing: its error) */
+    assert_int_equal(rc_priority_resolve(NULL, "", ps, f->wpcs, f->pcs, &p, err, sizeof(err)),
+                     MK_ERR);
+    assert_string_equal(err, "priorityclasses.scheduling.k8s.io \"gone-pc\" not found");
+    assert_int_equal(rc_priority_resolve(NULL, "nope", ps, f->wpcs, f->pcs, &p, err, sizeof(err)),
+                     MK_ERR);
+    assert_string_equal(err, "priorityclasses.scheduling.k8s.io \"nope\" not found");
     json_decref(ps);
 }
 
@@ -75,12 +105,14 @@ static void test_missing_classes_are_errors_with_kueues_text(void **state)
     json_t *ps = podsets("gone-pc");
     struct rc_priority p;
     char err[128];
-    assert_int_equal(rc_priority_resolve("nope", ps, f->wpcs, f->pcs, &p, err, sizeof(err)),
+    assert_int_equal(rc_priority_resolve("nope", NULL, ps, f->wpcs, f->pcs, &p, err, sizeof(err)),
                      MK_ERR);
     assert_string_equal(err, "workloadpriorityclasses.kueue.x-k8s.io \"nope\" not found");
     /* no cache at all (CRD missing): the same answer, never a guess */
-    assert_int_equal(rc_priority_resolve("high", ps, NULL, f->pcs, &p, err, sizeof(err)), MK_ERR);
-    assert_int_equal(rc_priority_resolve(NULL, ps, f->wpcs, f->pcs, &p, err, sizeof(err)), MK_ERR);
+    assert_int_equal(rc_priority_resolve("high", NULL, ps, NULL, f->pcs, &p, err, sizeof(err)),
+                     MK_ERR);
+    assert_int_equal(rc_priority_resolve(NULL, NULL, ps, f->wpcs, f->pcs, &p, err, sizeof(err)),
+                     MK_ERR);
     assert_string_equal(err, "priorityclasses.scheduling.k8s.io \"gone-pc\" not found");
     json_decref(ps);
 }
@@ -91,7 +123,7 @@ static void test_global_default_then_nothing(void **state)
     json_t *ps = podsets(NULL);
     struct rc_priority p;
     char err[128];
-    assert_int_equal(rc_priority_resolve(NULL, ps, f->wpcs, f->pcs, &p, err, sizeof(err)), 0);
+    assert_int_equal(rc_priority_resolve(NULL, NULL, ps, f->wpcs, f->pcs, &p, err, sizeof(err)), 0);
     assert_null(p.group);
     assert_string_equal(p.name, "");
     assert_int_equal(p.value, 0);
@@ -100,7 +132,7 @@ static void test_global_default_then_nothing(void **state)
                   tj_parse("{\"metadata\":{\"name\":\"d1\"},\"value\":9,\"globalDefault\":true}"));
     kcache_upsert(f->pcs,
                   tj_parse("{\"metadata\":{\"name\":\"d2\"},\"value\":3,\"globalDefault\":true}"));
-    assert_int_equal(rc_priority_resolve(NULL, ps, f->wpcs, f->pcs, &p, err, sizeof(err)), 0);
+    assert_int_equal(rc_priority_resolve(NULL, NULL, ps, f->wpcs, f->pcs, &p, err, sizeof(err)), 0);
     assert_string_equal(p.kind, "PriorityClass");
     assert_string_equal(p.name, "d2");
     assert_int_equal(p.value, 3);
@@ -155,6 +187,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_label_wins_over_pod_priority_class, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_job_class_before_pod_class, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_classes_are_errors_with_kueues_text, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_global_default_then_nothing, setup, teardown),
