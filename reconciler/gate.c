@@ -795,8 +795,10 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
 out:
     if (x->gix && !taken)
         rc_gix_skip(x->gix, cq); /* nothing read: the next pass reads all */
-    if (x->gix)
-        rc_gix_timed(x->gix, cq, pass, (long)(clk_now_ms() - t0));
+    if (x->gix) {
+        long long end = clk_now_ms();
+        rc_gix_timed(x->gix, cq, pass, (long)(end - t0), end);
+    }
     collect_clear(&c);
     free(c.v);
     free(c.items);

@@ -17,6 +17,8 @@ struct gix_queue {
     long long recount_at;  /* monotonic ms of a full pass for the status; 0: none */
     long long full_at;     /* monotonic ms the last full pass started */
     long fast_ms, full_ms; /* the last pass of each kind took */
+    int busy;              /* a pass taken and not timed yet */
+    long long idle_at;     /* monotonic ms the last pass ended; 0: none yet */
     struct rc_res used;
 };
 
@@ -248,6 +250,7 @@ enum rc_gix_pass rc_gix_take(struct rc_gix *g, const char *cq, long long now_ms,
         if (!(q->dirty = smap_new()))
             g->lost = 1; /* nowhere to note changes: every pass walks the cache */
         q->settled = 0;
+        q->busy = 1;
     }
     pthread_mutex_unlock(&g->mu);
     return pass;
@@ -287,7 +290,8 @@ void rc_gix_settle(struct rc_gix *g, const char *cq, const struct rc_res *used)
     pthread_mutex_unlock(&g->mu);
 }
 
-void rc_gix_timed(struct rc_gix *g, const char *cq, enum rc_gix_pass pass, long ms)
+void rc_gix_timed(struct rc_gix *g, const char *cq, enum rc_gix_pass pass, long ms,
+                  long long end_ms)
 {
     pthread_mutex_lock(&g->mu);
     struct gix_queue *q = smap_get(g->queues, cq); /* a queue without Workloads: nothing to time */
@@ -295,6 +299,10 @@ void rc_gix_timed(struct rc_gix *g, const char *cq, enum rc_gix_pass pass, long 
         q->fast_ms = ms;
     else if (q)
         q->full_ms = ms;
+    if (q) {
+        q->busy = 0;
+        q->idle_at = end_ms;
+    }
     pthread_mutex_unlock(&g->mu);
 }
 
@@ -310,6 +318,10 @@ long rc_gix_window_ms(struct rc_gix *g, const char *cq, long long now_ms)
     long ms = RC_GIX_WINDOW_MIN_MS;
     if (q) /* the kind of pass it will be once the fast window has passed */
         ms = window_of(fast_at(q, now_ms + window_of(q->fast_ms)) ? q->fast_ms : q->full_ms);
+    if (q && !q->busy && q->idle_at) { /* what is left of it since the last pass ended */
+        long long idle = now_ms - q->idle_at;
+        ms = idle >= ms ? 0 : ms - (long)idle;
+    }
     pthread_mutex_unlock(&g->mu);
     return ms;
 }

@@ -90,13 +90,18 @@ void rc_gix_settle(struct rc_gix *g, const char *cq, const struct rc_res *used);
 
 #define RC_GIX_WINDOW_MIN_MS 20 /* the shortest batch window before a pass */
 
-/* A pass of cq of that kind took ms. */
-void rc_gix_timed(struct rc_gix *g, const char *cq, enum rc_gix_pass pass, long ms);
+/* A pass of cq of that kind took ms and ended at monotonic end_ms (every
+ * rc_gix_take is followed by one, also for a pass that read nothing). */
+void rc_gix_timed(struct rc_gix *g, const char *cq, enum rc_gix_pass pass, long ms,
+                  long long end_ms);
 
 /* The batch window before cq's next pass, from monotonic now_ms: twice the
  * last pass of the kind it will be, at least RC_GIX_WINDOW_MIN_MS, so a big
  * queue's full passes take at most a third of a core and its fast ones are
- * not held back by them. A status recount asked for makes it full only if
+ * not held back by them. The window counts from the end of the last pass:
+ * a queue idle for longer passes at once (0), so a Workload arriving alone
+ * does not wait for a batch; while a pass runs, or before the first, the
+ * whole window. A status recount asked for makes it full only if
  * due within the fast window: a backlog's recount, a second away, does not
  * hold a new Workload's pass back by the full pass's time. */
 long rc_gix_window_ms(struct rc_gix *g, const char *cq, long long now_ms);

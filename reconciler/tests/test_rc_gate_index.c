@@ -80,10 +80,10 @@ static void test_window_per_queue_and_kind(void **state)
     rc_gix_note(g, "ns/w1", "big", RC_GIX_CHANGED);
     rc_gix_note(g, "ns/w2", "small", RC_GIX_CHANGED);
     assert_int_equal(rc_gix_window_ms(g, "big", 1), RC_GIX_WINDOW_MIN_MS);
-    rc_gix_timed(g, "big", RC_GIX_FULL, 150);
-    rc_gix_timed(g, "big", RC_GIX_FAST, 3);
-    rc_gix_timed(g, "small", RC_GIX_FULL, 1);
-    rc_gix_timed(g, "none", RC_GIX_FULL, 900); /* no Workloads: nothing kept */
+    rc_gix_timed(g, "big", RC_GIX_FULL, 150, 1);
+    rc_gix_timed(g, "big", RC_GIX_FAST, 3, 1);
+    rc_gix_timed(g, "small", RC_GIX_FULL, 1, 1);
+    rc_gix_timed(g, "none", RC_GIX_FULL, 900, 1); /* no Workloads: nothing kept */
     /* not settled: the next pass is full, twice the last full one */
     assert_int_equal(rc_gix_window_ms(g, "big", 1), 300);
     assert_int_equal(rc_gix_window_ms(g, "small", 1), RC_GIX_WINDOW_MIN_MS);
@@ -101,6 +101,32 @@ static void test_window_per_queue_and_kind(void **state)
     /* the queue's entry goes with its last Workload, its times too */
     rc_gix_note(g, "ns/w1", NULL, RC_GIX_CHANGED);
     assert_int_equal(rc_gix_window_ms(g, "big", 1), RC_GIX_WINDOW_MIN_MS);
+    rc_gix_free(g);
+}
+
+/* The window counts from the end of the last pass: a Workload arriving at
+ * an idle queue is passed at once, one arriving just after a pass waits
+ * what is left of the window, one arriving during a pass the whole of it. */
+static void test_window_from_the_last_pass(void **state)
+{
+    (void)state;
+    char buf[64];
+    enum rc_gix_pass pass;
+    struct rc_gix *g = rc_gix_new();
+    rc_gix_note(g, "ns/w1", "q", RC_GIX_CHANGED);
+    take(g, "q", 100, &pass, buf, sizeof(buf));
+    assert_int_equal(rc_gix_window_ms(g, "q", 101), RC_GIX_WINDOW_MIN_MS); /* running */
+    rc_gix_timed(g, "q", pass, 4, 104);
+    assert_int_equal(rc_gix_window_ms(g, "q", 104), RC_GIX_WINDOW_MIN_MS);
+    assert_int_equal(rc_gix_window_ms(g, "q", 110), RC_GIX_WINDOW_MIN_MS - 6);
+    assert_int_equal(rc_gix_window_ms(g, "q", 104 + RC_GIX_WINDOW_MIN_MS), 0);
+    assert_int_equal(rc_gix_window_ms(g, "q", 5000), 0);
+    /* a long full pass: twice its time from its end */
+    take(g, "q", 5000, &pass, buf, sizeof(buf));
+    assert_int_equal(rc_gix_window_ms(g, "q", 5001), RC_GIX_WINDOW_MIN_MS); /* running */
+    rc_gix_timed(g, "q", RC_GIX_FULL, 100, 5100);
+    assert_int_equal(rc_gix_window_ms(g, "q", 5150), 150);
+    assert_int_equal(rc_gix_window_ms(g, "q", 5400), 0);
     rc_gix_free(g);
 }
 
@@ -227,6 +253,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_members_move_and_leave),
         cmocka_unit_test(test_window_per_queue_and_kind),
+        cmocka_unit_test(test_window_from_the_last_pass),
         cmocka_unit_test(test_many_workloads),
         cmocka_unit_test(test_fast_passes_read_what_changed),
         cmocka_unit_test(test_status_recount_once_per_gap),
