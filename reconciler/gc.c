@@ -30,6 +30,50 @@ static int orphaned(struct rc_ctx *x, const char *ns, const char *name)
     return gone;
 }
 
+/* 1 when the manager's job ns/name of kind k is gone, being deleted, or
+ * another object than the one of uid (the copy's origin uid; NULL: not
+ * compared): for a remote copy without the prebuilt label (a
+ * LeaderWorkerSet, one copy for all its Workloads), whose only tie is
+ * that job. Asks the server before believing the cache. */
+static int job_orphaned(struct rc_ctx *x, int k, const char *ns, const char *name, const char *uid)
+{
+    json_t *job = x->jobs[k] ? kcache_get_nsname(x->jobs[k], ns, name) : NULL;
+    const char *have = job ? rc_md(job, RC_MD_UID) : NULL;
+    int gone = !job || rc_wl_deleting(job) || (uid && have && strcmp(uid, have) != 0);
+    json_decref(job);
+    if (!gone)
+        return 0;
+    struct kc_resource res = mk_kind_resource(x->kinds[k]);
+    struct kc_status st;
+    json_t *live = NULL;
+    if (kc_get(x->mgr, &res, ns, name, &live, &st) < 0)
+        return kc_is_not_found(&st);
+    have = jx_str(live, "metadata.uid");
+    gone = rc_wl_deleting(live) || (uid && have && strcmp(uid, have) != 0);
+    json_decref(live);
+    return gone;
+}
+
+/* A remote job's orphan test: by its prebuilt-workload-name (the manager
+ * Workload), else, for a kind without that label, by the manager's job. */
+static int remote_job_orphaned(struct rc_ctx *x, int k, const json_t *rec)
+{
+    const char *ns = rc_md(rec, RC_MD_NAMESPACE), *name = rc_md(rec, RC_MD_NAME);
+    if (!ns || !name || rc_wl_deleting(rec))
+        return 0;
+    if (x->kinds[k]->prebuilt_allowed) {
+        const char *pb = rc_prebuilt_name(rec);
+        return pb && orphaned(x, ns, pb);
+    }
+    json_t *full = rc_unwrap(rec); /* (few such copies: the annotation is not in the record) */
+    if (!full)
+        return 0; /* out of memory: the next pass */
+    int gone = job_orphaned(x, k, ns, name,
+                            jx_str(full, "metadata.annotations[" MK_ORIGIN_UID_ANNOTATION "]"));
+    json_decref(full);
+    return gone;
+}
+
 static int origin_ok(struct rc_ctx *x, const json_t *obj)
 {
     const char *o = rc_md(obj, RC_MD_ORIGIN);
@@ -98,11 +142,8 @@ int rc_gc_cluster(struct rc_ctx *x, const char *cluster)
         json_t *j;
         json_array_foreach(jobs, i, j)
         {
-            const char *pb = rc_prebuilt_name(j);
-            const char *ns = rc_md(j, RC_MD_NAMESPACE);
-            if (!pb || !ns || rc_wl_deleting(j) || !orphaned(x, ns, pb))
-                continue;
-            if (delete_obj(x, cluster, c, &res, j, "Background") < 0)
+            if (remote_job_orphaned(x, k, j) &&
+                delete_obj(x, cluster, c, &res, j, "Background") < 0)
                 rc = -1;
         }
         json_decref(jobs);

@@ -203,3 +203,36 @@ YAML
     eventually 30 is_eq "" jp "$c" -n "$NS" leaderworkerset l -o name
     eventually 60 no_remote_objects_here leaderworkerset.sigs.k8s.io/name=l
 }
+
+@test "a LeaderWorkerSet gone from the manager while the reconciler was away: the garbage collector removes the worker's set" {
+    km apply -f - >/dev/null <<YAML
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {namespace: $NS, name: g, labels: {kueue.x-k8s.io/queue-name: team-a}}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 1
+    workerTemplate:
+      metadata: {annotations: {mkueue.test/result: Running}}
+      spec: {containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]}
+YAML
+    c=
+    placed() { c=$(km -n "$NS" get workloads -o jsonpath='{.items[0].status.clusterName}' 2>/dev/null) && [ -n "$c" ]; }
+    eventually 60 placed
+    eventually 60 is_eq 1 running_on "$c" leaderworkerset.sigs.k8s.io/name=g
+    # the manager's set and Workload vanish while no reconciler runs: no
+    # Workload is left to name the worker's copy
+    stop_component rc-groups
+    km -n "$NS" delete leaderworkerset g --wait=false >/dev/null
+    km -n "$NS" get workloads -o name | xargs -r -I{} \
+        kubectl --context manager -n "$NS" patch {} --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+    eventually 30 is_eq "" km -n "$NS" get workloads -o name
+    eq "leaderworkerset.leaderworkerset.x-k8s.io/g" "$(jp "$c" -n "$NS" leaderworkerset g -o name)"
+    gc_lws() { grep -c '"orphan deleted".*"resource":"leaderworkersets"' "$LOG" || true; }
+    local n0; n0=$(gc_lws)
+    rc_start rc-groups "$PORT" --leader-elect=false --gc-interval 5s
+    eventually 60 is_eq "" jp "$c" -n "$NS" leaderworkerset g -o name
+    eventually 60 no_remote_objects_here leaderworkerset.sigs.k8s.io/name=g
+    [ "$(gc_lws)" -gt "$n0" ] # the collector's doing, not another path's
+}
