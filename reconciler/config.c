@@ -302,7 +302,9 @@ static const struct fl_flag keys[] = {
     {"worker-timeout", FL_DUR, R(worker_timeout_ms),
      .help = "per-request timeout towards workers (also bounds the reachability probe)",
      .key = "workerConnection.timeout"},
-    {"workers", FL_INT, R(workers), COUNT, .help = "reconcile threads", .key = "workers"},
+    {"workers", FL_INT, R(workers), COUNT,
+     .help = "reconcile threads (and half as many for jobs' keys, their own lane)",
+     .key = "workers"},
     {"log-level", FL_FUNC, R(log_level), .set = fl_log_level,
      .help = "error, warn, info, debug or trace", .key = "logLevel"},
     {"metrics-addr", FL_BUF, R(metrics_addr),
@@ -522,8 +524,8 @@ int rc_config_validate(const struct rc_config *c, char *err, size_t errlen)
         return errf(err, errlen, MK_ERR_INVAL,
                     "incrementalDispatcher.roundTimeout must be at least 1s");
     }
-    if (c->workers < 1 || c->workers > 64) {
-        return errf(err, errlen, MK_ERR_INVAL, "workers must be between 1 and 64");
+    if (c->workers < 1 || c->workers > RC_WORKERS_MAX) {
+        return errf(err, errlen, MK_ERR_INVAL, "workers must be between 1 and %d", RC_WORKERS_MAX);
     }
     if (c->qps <= 0 || c->worker_qps <= 0 || c->burst < 1 || c->worker_burst < 1) {
         return errf(err, errlen, MK_ERR_INVAL, "qps and burst must be positive");

@@ -52,6 +52,12 @@ struct rc_config {
     int worker_burst;
     long worker_timeout_ms; /* per request to a worker */
     int workers;            /* reconcile threads */
+#define RC_WORKERS_MAX 64
+/* The jobs' lane's threads (ctx.h job_queue), beside `workers`: half as
+ * many, at least one (a job's reconcile is mostly one create of its
+ * Workload, waiting for the manager's write budget). */
+#define RC_JOB_THREADS(workers) (((workers) + 1) / 2)
+#define RC_MAX_THREADS          (RC_WORKERS_MAX + RC_JOB_THREADS(RC_WORKERS_MAX))
     enum log_level log_level;
     char metrics_addr[128];    /* "host:port", ":port"; "" or "0" disables */
     char kubeconfig[1024];     /* manager kubeconfig; "" = in-cluster */

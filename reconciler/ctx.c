@@ -23,10 +23,11 @@ void rc_enqueue_after(struct rc_ctx *x, char prefix, const char *key, long ms)
     int n = snprintf(k, sizeof(k), "%c/%s", prefix, key);
     if (n < 0 || (size_t)n >= sizeof(k))
         return;
+    struct wq *q = prefix == 'j' && x->job_queue ? x->job_queue : x->queue;
     if (ms > 0)
-        wq_add_after(x->queue, k, ms);
+        wq_add_after(q, k, ms);
     else
-        wq_add(x->queue, k);
+        wq_add(q, k);
 }
 
 void rc_enqueue(struct rc_ctx *x, char prefix, const char *key)

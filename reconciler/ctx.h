@@ -50,7 +50,14 @@ struct rc_ctx {
     struct mkcs *clusters;
     struct rc_inflight *inflight; /* calls in flight per worker (inflight.h; may be NULL) */
     struct rc_probe *probe;       /* reachability of connected workers (may be NULL) */
+    /* Every key but a job's: Workloads, queues (the gate), checks,
+     * clusters, GC. Jobs' keys ('j') have their own lane (job_queue; NULL:
+     * this one), so a burst of thousands of new jobs, each waiting its turn
+     * at the manager's write budget, does not hold back the quota and the
+     * dispatch of the Workloads that exist (Kueue's job and Workload
+     * controllers have their own queues too). */
     struct wq *queue;
+    struct wq *job_queue;
     struct rc_metrics metrics;
 
     pthread_mutex_t mu;      /* guards the maps below; never held across I/O */

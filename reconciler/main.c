@@ -65,7 +65,11 @@ struct app {
     struct rc_leader *leader;
     struct kc_client *lease; /* the Lease's own connection (leader.h) */
     struct rc_http *http;
-    pthread_t workers[64];
+    struct lane {
+        struct app *a;
+        struct wq *q;
+    } lanes[2]; /* x.queue's, x.job_queue's */
+    pthread_t workers[RC_MAX_THREADS];
     int nworkers;
     pthread_t ticker;
     pthread_mutex_t mu;
@@ -530,17 +534,18 @@ static int may_write(void *ud, const char *method, const char *path)
 
 static void *worker(void *arg)
 {
-    struct app *a = arg;
+    struct app *a = ((struct lane *)arg)->a;
+    struct wq *q = ((struct lane *)arg)->q;
     pthread_mutex_lock(&a->mu);
     while (!a->leading && !a->stopping)
         pthread_cond_wait(&a->cv, &a->mu);
     pthread_mutex_unlock(&a->mu);
     char *key;
-    while (wq_get(a->x.queue, &key) == 0) {
+    while (wq_get(q, &key) == 0) {
         if (a->cfg.leader_elect && !rc_leader_may_write(a->leader)) {
             /* lease renewal is late: no new work (the writes are refused anyway) */
-            wq_add_after(a->x.queue, key, a->cfg.retry_period_ms);
-            wq_done(a->x.queue, key);
+            wq_add_after(q, key, a->cfg.retry_period_ms);
+            wq_done(q, key);
             free(key);
             continue;
         }
@@ -550,12 +555,12 @@ static void *worker(void *arg)
         const char *v[] = {key_kind(key[0]), rc < 0 ? "error" : "ok"};
         mt_observe(a->x.metrics.reconcile, v, (double)(clk_now_ms() - t0) / 1000.0);
         if (rc < 0)
-            wq_add_rate_limited(a->x.queue, key);
+            wq_add_rate_limited(q, key);
         else
-            wq_forget(a->x.queue, key);
+            wq_forget(q, key);
         if (requeue >= 0)
-            wq_add_after(a->x.queue, key, requeue);
-        wq_done(a->x.queue, key);
+            wq_add_after(q, key, requeue);
+        wq_done(q, key);
         free(key);
     }
     return NULL;
@@ -637,7 +642,7 @@ static void *ticker(void *arg)
 static void before_render(void *ud)
 {
     struct app *a = ud;
-    mt_set(a->x.metrics.depth, NULL, (double)wq_len(a->x.queue));
+    mt_set(a->x.metrics.depth, NULL, (double)(wq_len(a->x.queue) + wq_len(a->x.job_queue)));
     mt_set(a->x.metrics.tracked, NULL, (double)kcache_len(a->x.workloads));
     mt_set(a->x.metrics.heap, NULL, (double)rc_heap_in_use());
     json_t *names = mkcs_names(a->x.clusters);
@@ -788,8 +793,10 @@ static int setup_clients(struct app *a, char *err, size_t errlen)
         if (!(a->lease = kc_new(a->mgr_cfg, &lko, err, errlen)))
             return MK_ERR;
     }
-    x->queue = wq_new(&(struct wq_options){.base_delay_ms = 200, .max_delay_ms = 60000});
-    if (!x->queue) {
+    struct wq_options qo = {.base_delay_ms = 200, .max_delay_ms = 60000};
+    x->queue = wq_new(&qo);
+    x->job_queue = wq_new(&qo);
+    if (!x->queue || !x->job_queue) {
         return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     return 0;
@@ -923,6 +930,8 @@ static int setup_workers(struct app *a, char *err, size_t errlen)
     x->clusters = mkcs_new(&mo, err, errlen);
     if (!x->clusters)
         return MK_ERR;
+    /* the jobs' lane takes the same slots: a hung worker still leaves the
+     * Workload lane a thread */
     if (!(x->inflight = rc_inflight_new(a->cfg.workers)))
         return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     return 0;
@@ -952,6 +961,8 @@ static void teardown(struct app *a)
     struct rc_ctx *x = &a->x;
     if (x->queue)
         wq_shutdown(x->queue);
+    if (x->job_queue)
+        wq_shutdown(x->job_queue);
     pthread_mutex_lock(&a->mu);
     a->stopping = 1;
     pthread_cond_broadcast(&a->cv);
@@ -972,6 +983,7 @@ static void teardown(struct app *a)
     for (int i = 0; i < a->ninf; i++)
         kcache_free(*a->inf[i].cache);
     wq_free(x->queue);
+    wq_free(x->job_queue);
     kc_free(x->mgr);
     rc_events_free(x->events);
     kc_free(a->lease);
@@ -1064,8 +1076,11 @@ int main(int argc, char **argv)
         a->x.probe = rc_probe_start(&a->x, a->cfg.probe_interval_ms, cluster_state, a);
     if (pthread_create(&a->ticker, NULL, ticker, a) != 0)
         goto out;
-    for (int i = 0; i < a->cfg.workers; i++)
-        if (pthread_create(&a->workers[a->nworkers], NULL, worker, a) == 0)
+    a->lanes[0] = (struct lane){a, a->x.queue};
+    a->lanes[1] = (struct lane){a, a->x.job_queue};
+    for (int i = 0; i < a->cfg.workers + RC_JOB_THREADS(a->cfg.workers); i++)
+        if (pthread_create(&a->workers[a->nworkers], NULL, worker,
+                           &a->lanes[i < a->cfg.workers ? 0 : 1]) == 0)
             a->nworkers++;
     if (a->cfg.leader_elect) {
         rc_metrics_set_role("follower");
