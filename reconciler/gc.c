@@ -12,46 +12,32 @@
 static const char *LG = "gc";
 static const struct kc_resource WORKLOADS = {"kueue.x-k8s.io", "v1beta2", "workloads", 1};
 
-/* 1 when the manager Workload ns/name is gone or being deleted. Asks the
- * server before believing the cache. */
-static int orphaned(struct rc_ctx *x, const char *ns, const char *name)
+/* 1 when the manager's object ns/name (cache c, may be NULL; resource res)
+ * is gone, being deleted, or, when uid is given, another object than the
+ * one of that uid. Asks the server before believing the cache. */
+static int gone_on_manager(struct rc_ctx *x, struct kcache *c, const struct kc_resource *res,
+                           const char *ns, const char *name, const char *uid)
 {
-    json_t *wl = kcache_get_nsname(x->workloads, ns, name);
-    int gone = !wl || rc_wl_deleting(wl);
-    json_decref(wl);
+    json_t *obj = c ? kcache_get_nsname(c, ns, name) : NULL;
+    const char *have = obj ? rc_md(obj, RC_MD_UID) : NULL;
+    int gone = !obj || rc_wl_deleting(obj) || (uid && have && strcmp(uid, have) != 0);
+    json_decref(obj);
     if (!gone)
         return 0;
     struct kc_status st;
     json_t *live = NULL;
-    if (kc_get(x->mgr, &WORKLOADS, ns, name, &live, &st) < 0)
-        return kc_is_not_found(&st);
-    gone = rc_wl_deleting(live);
-    json_decref(live);
-    return gone;
-}
-
-/* 1 when the manager's job ns/name of kind k is gone, being deleted, or
- * another object than the one of uid (the copy's origin uid; NULL: not
- * compared): for a remote copy without the prebuilt label (a
- * LeaderWorkerSet, one copy for all its Workloads), whose only tie is
- * that job. Asks the server before believing the cache. */
-static int job_orphaned(struct rc_ctx *x, int k, const char *ns, const char *name, const char *uid)
-{
-    json_t *job = x->jobs[k] ? kcache_get_nsname(x->jobs[k], ns, name) : NULL;
-    const char *have = job ? rc_md(job, RC_MD_UID) : NULL;
-    int gone = !job || rc_wl_deleting(job) || (uid && have && strcmp(uid, have) != 0);
-    json_decref(job);
-    if (!gone)
-        return 0;
-    struct kc_resource res = mk_kind_resource(x->kinds[k]);
-    struct kc_status st;
-    json_t *live = NULL;
-    if (kc_get(x->mgr, &res, ns, name, &live, &st) < 0)
+    if (kc_get(x->mgr, res, ns, name, &live, &st) < 0)
         return kc_is_not_found(&st);
     have = jx_str(live, "metadata.uid");
     gone = rc_wl_deleting(live) || (uid && have && strcmp(uid, have) != 0);
     json_decref(live);
     return gone;
+}
+
+/* 1 when the manager Workload ns/name is gone or being deleted. */
+static int orphaned(struct rc_ctx *x, const char *ns, const char *name)
+{
+    return gone_on_manager(x, x->workloads, &WORKLOADS, ns, name, NULL);
 }
 
 /* A remote job's orphan test: by its prebuilt-workload-name (the manager
@@ -68,8 +54,11 @@ static int remote_job_orphaned(struct rc_ctx *x, int k, const json_t *rec)
     json_t *full = rc_unwrap(rec); /* (few such copies: the annotation is not in the record) */
     if (!full)
         return 0; /* out of memory: the next pass */
-    int gone = job_orphaned(x, k, ns, name,
-                            jx_str(full, "metadata.annotations[" MK_ORIGIN_UID_ANNOTATION "]"));
+    /* a LeaderWorkerSet: one copy for all its Workloads, whose only tie is
+     * the manager's set of its name and the uid it was copied from */
+    struct kc_resource res = mk_kind_resource(x->kinds[k]);
+    int gone = gone_on_manager(x, x->jobs[k], &res, ns, name,
+                               jx_str(full, "metadata.annotations[" MK_ORIGIN_UID_ANNOTATION "]"));
     json_decref(full);
     return gone;
 }
