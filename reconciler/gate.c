@@ -784,10 +784,10 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
      * blocker makes one Workload's wait depend on another's: never */
     if (x->gix && pass != RC_GIX_LOST && rc == 0 && planned && !reserved && !strict)
         rc_gix_settle(x->gix, cq, &used);
+    const char *kind = pass == RC_GIX_FAST ? "fast" : pass == RC_GIX_FULL ? "full" : "whole_cache";
+    const char *labels[] = {cq, kind};
+    mt_inc(x->metrics.gate_passes, labels, 1);
     if (log_enabled(LOG_DEBUG)) {
-        const char *kind = pass == RC_GIX_FAST   ? "fast"
-                           : pass == RC_GIX_FULL ? "full"
-                                                 : "whole cache";
         char nread[24];
         snprintf(nread, sizeof(nread), "%zu", c.read);
         LOG_D(LG, "gate pass", "clusterQueue", cq, "pass", kind, "read", nread);

@@ -11,11 +11,13 @@
  *   so a Workload that arrives or changes while waiting is decided alone
  *   against that quota, and the others keep their decisions: a fast pass
  *   over the dirty keys gives what a full pass would. Whatever can change
- *   the held quota or the queue (a Workload that holds or held quota, a
- *   resync, the ClusterQueue, a LocalQueue, an AdmissionCheck) asks for a
- *   full pass instead, as does a recount of the queues' status (their
- *   counts are written from a full pass, at most once per
- *   RC_QSTATUS_BATCH_MS, qstatus.h).
+ *   the held quota or the queue (a Workload that holds or held quota, the
+ *   ClusterQueue, a LocalQueue, an AdmissionCheck) asks for a full pass
+ *   instead, as does a recount of the queues' status (their counts are
+ *   written from a full pass, at most once per RC_QSTATUS_BATCH_MS,
+ *   qstatus.h). A resync is no change: the index follows every event of
+ *   the caches (a relist's too) and no decision of the gate depends on
+ *   the time, so the periodic pass of a settled queue reads nothing.
  * - How long its last fast and full passes took (the batch window of its next).
  *
  * A stale member costs a pass one lookup: the pass checks each Workload's
@@ -51,7 +53,7 @@ void rc_gix_free(struct rc_gix *g); /* NULL is a no-op */
 enum rc_gix_change {
     RC_GIX_SAME = 0,    /* nothing a pass reads (our own status write back) */
     RC_GIX_CHANGED = 1, /* dirty: the next pass reads it */
-    RC_GIX_QUOTA = 2    /* holds or held quota, or a resync: the next pass reads all */
+    RC_GIX_QUOTA = 2    /* holds or held quota: the next pass reads all */
 };
 
 /* Workload key now belongs to ClusterQueue cq (NULL or "": to none,

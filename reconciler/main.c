@@ -100,7 +100,7 @@ static void gate_sig(const json_t *wl, char *out, size_t n)
 
 /* The Workload's ClusterQueue and change into the gate's index
  * (gate_index.h), and a pass of that queue after its batch window when it
- * changed. old: its state before (NULL: new; packed itself: a resync). */
+ * changed. old: its state before (NULL: new). */
 static void gate_note(struct app *a, const char *key, const json_t *old, const json_t *packed,
                       int gone, int changed)
 {
@@ -110,8 +110,7 @@ static void gate_note(struct app *a, const char *key, const json_t *old, const j
     int known = rc_cq_of(&a->x, packed, cq, sizeof(cq)) == 0; /* the record names the queue */
     enum rc_gix_change ch = RC_GIX_SAME;
     if (changed)
-        ch = old == packed || rc_md(packed, RC_MD_ADMISSION_CQ) ||
-                     (old && rc_md(old, RC_MD_ADMISSION_CQ))
+        ch = rc_md(packed, RC_MD_ADMISSION_CQ) || (old && rc_md(old, RC_MD_ADMISSION_CQ))
                  ? RC_GIX_QUOTA
                  : RC_GIX_CHANGED;
     rc_gix_note(a->x.gix, key, known && !gone ? cq : NULL, ch);
@@ -136,7 +135,7 @@ static void wl_update(const char *key, json_t *old, json_t *obj, void *ud)
     /* the informer's resync (old == obj) delivers every Workload again: a
      * queued one has nothing to drift, and 10,000 of them every 5 minutes
      * put ahead of new jobs cost each dispatched job 70 ms of CPU and
-     * seconds of wait; the ticker's resync passes every gate whole */
+     * seconds of wait; its queue's index already has it (gate_index.h) */
     if (old == obj && !rc_resync_wanted(obj))
         return;
     rc_enqueue(&a->x, 'w', key);
@@ -146,7 +145,7 @@ static void wl_update(const char *key, json_t *old, json_t *obj, void *ud)
     json_t *o = rc_unwrap(old), *n = rc_unwrap(obj);
     gate_sig(o, s1, sizeof(s1));
     gate_sig(n, s2, sizeof(s2));
-    gate_note(a, key, old, obj, 0, strcmp(s1, s2) != 0 || old == obj);
+    gate_note(a, key, old, obj, 0, strcmp(s1, s2) != 0); /* a resync: the same */
     json_decref(o);
     json_decref(n);
 }
@@ -276,10 +275,15 @@ static void cq_delete(const char *key, json_t *obj, void *ud)
 
 static void cq_update(const char *key, json_t *old, json_t *obj, void *ud)
 {
+    struct app *a = ud;
+    if (old == obj) { /* the informer's resync: a pass, full only if due (ticker) */
+        if (a->cfg.mode == RC_MODE_STANDALONE)
+            rc_enqueue(&a->x, 'q', key);
+        return;
+    }
     /* the gate's own status writes (queue status) come back here: only a
-     * spec change, or a resync (old == obj), needs another pass */
-    if (old != obj &&
-        jx_int(old, "metadata.generation", 0) == jx_int(obj, "metadata.generation", 0))
+     * spec change needs another pass */
+    if (jx_int(old, "metadata.generation", 0) == jx_int(obj, "metadata.generation", 0))
         return;
     cq_event(key, obj, ud);
 }
@@ -353,8 +357,9 @@ static void lq_update(const char *key, json_t *old, json_t *obj, void *ud)
 {
     (void)key;
     const char *was = jx_str(old, "spec.clusterQueue"), *now = jx_str(obj, "spec.clusterQueue");
-    /* the gate's own status writes come back here: only a new queue counts */
-    if (old == obj || !was != !now || (was && strcmp(was, now) != 0))
+    /* the gate's own status writes come back here, and the informer's
+     * resync (old == obj: nothing moved): only a new queue counts */
+    if (old != obj && (!was != !now || (was && strcmp(was, now) != 0)))
         lq_moved(ud, old, obj);
 }
 
@@ -615,7 +620,10 @@ static void *ticker(void *arg)
         if (now - last_resync >= a->cfg.resync_ms) {
             last_resync = now;
             rc_enqueue_resync_workloads(&a->x);
-            rc_gix_invalidate(a->x.gix, NULL); /* a resync reads every queue whole */
+            /* a pass of every queue, not a full one: the index follows the
+             * caches' events (a relist included) and no decision of the gate
+             * depends on the time, so a settled queue has nothing to read;
+             * a full pass of a 50,000-Workload queue costs seconds of CPU */
             enqueue_all(a, a->x.clusterqueues, 'q');
             enqueue_all(a, a->x.admissionchecks, 'a');
             enqueue_all(a, a->x.mkclusters, 'c');

@@ -54,6 +54,12 @@ int rc_metrics_init(struct rc_metrics *m)
                                "Orphaned remote objects deleted by the garbage collector.", cl);
     m->quota = mt_counter(m->reg, "mkueue_quota_reservations_total",
                           "Quota reservations made by the standalone gate.", cq);
+    static const char *const gp[] = {"cluster_queue", "pass", NULL};
+    m->gate_passes = mt_counter(m->reg, "mkueue_gate_passes_total",
+                                "Passes of the standalone gate over a ClusterQueue, by what they "
+                                "read: fast (the Workloads changed since), full (every member), "
+                                "whole_cache (the index lost).",
+                                gp);
     static const char *const gk[] = {"group", "kind", NULL};
     m->not_served = mt_gauge(m->reg, "mkueue_job_kind_not_served",
                              "1 for a configured job kind the manager does not serve (no CRD): "
@@ -71,7 +77,7 @@ int rc_metrics_init(struct rc_metrics *m)
                        "Bytes malloc hands out now (RSS minus allocator slack).", NULL);
     if (!m->heap || !m->dispatched || !m->admitted || !m->connected || !m->reconcile || !m->depth ||
         !m->sync_lag || !m->remote_err || !m->leader || !m->tracked || !m->gc_deleted ||
-        !m->quota || !m->not_served || !m->requests || !m->events_dropped) {
+        !m->quota || !m->gate_passes || !m->not_served || !m->requests || !m->events_dropped) {
         rc_metrics_free(m);
         return -1;
     }

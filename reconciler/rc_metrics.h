@@ -7,20 +7,21 @@
 
 struct rc_metrics {
     struct mt_registry *reg;
-    struct mt_family *dispatched; /* multikueue_workloads_dispatched_total */
-    struct mt_family *admitted;   /* multikueue_workloads_admitted_total */
-    struct mt_family *connected;  /* mkueue_cluster_connected{cluster} */
-    struct mt_family *reconcile;  /* mkueue_reconcile_duration_seconds{kind,result} */
-    struct mt_family *depth;      /* mkueue_workqueue_depth */
-    struct mt_family *sync_lag;   /* mkueue_status_sync_lag_seconds */
-    struct mt_family *remote_err; /* mkueue_remote_api_errors_total{cluster,code} */
-    struct mt_family *leader;     /* mkueue_leader */
-    struct mt_family *tracked;    /* mkueue_tracked_workloads */
-    struct mt_family *gc_deleted; /* mkueue_gc_deleted_total{cluster} */
-    struct mt_family *quota;      /* mkueue_quota_reservations_total{cluster_queue} */
-    struct mt_family *heap;       /* mkueue_heap_inuse_bytes (malloc view) */
-    struct mt_family *not_served; /* mkueue_job_kind_not_served{group,kind} */
-    struct mt_family *requests;   /* rest_client_requests_total{code,host,method}: the manager's */
+    struct mt_family *dispatched;  /* multikueue_workloads_dispatched_total */
+    struct mt_family *admitted;    /* multikueue_workloads_admitted_total */
+    struct mt_family *connected;   /* mkueue_cluster_connected{cluster} */
+    struct mt_family *reconcile;   /* mkueue_reconcile_duration_seconds{kind,result} */
+    struct mt_family *depth;       /* mkueue_workqueue_depth */
+    struct mt_family *sync_lag;    /* mkueue_status_sync_lag_seconds */
+    struct mt_family *remote_err;  /* mkueue_remote_api_errors_total{cluster,code} */
+    struct mt_family *leader;      /* mkueue_leader */
+    struct mt_family *tracked;     /* mkueue_tracked_workloads */
+    struct mt_family *gc_deleted;  /* mkueue_gc_deleted_total{cluster} */
+    struct mt_family *quota;       /* mkueue_quota_reservations_total{cluster_queue} */
+    struct mt_family *gate_passes; /* mkueue_gate_passes_total{cluster_queue,pass} */
+    struct mt_family *heap;        /* mkueue_heap_inuse_bytes (malloc view) */
+    struct mt_family *not_served;  /* mkueue_job_kind_not_served{group,kind} */
+    struct mt_family *requests;    /* rest_client_requests_total{code,host,method}: the manager's */
     struct mt_family *events_dropped; /* mkueue_events_dropped_total (events.h) */
     char mgr_host[256];               /* its host label: the manager's host:port */
 };
