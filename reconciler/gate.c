@@ -432,19 +432,19 @@ static int holds_quota(const struct collect *c)
     return 0;
 }
 
-/* The pass's Workloads into c (gate_index.h): a fast pass's dirty keys,
- * else every member, or the whole cache when the index cannot answer.
- * *pass says which was read, *nkeys how many keys (a fast pass's may be
- * gone); *used is the quota held by Workloads outside c (the settled
- * plan's for a fast pass, else none). */
+/* The pass's Workloads into c (gate_index.h): a fast pass's dirty keys
+ * and those to do again, else every member, or the whole cache when the
+ * index cannot answer. *pass says which was read, *nchanged how many of
+ * its keys changed (a fast pass's may be gone); *used is the quota held by
+ * Workloads outside c (the settled plan's for a fast pass, else none). */
 static void collect_pass(struct rc_ctx *x, const char *cq, long long now, struct collect *c,
-                         enum rc_gix_pass *pass, size_t *nkeys, struct rc_res *used)
+                         enum rc_gix_pass *pass, size_t *nchanged, struct rc_res *used)
 {
     char **keys = NULL;
-    size_t n = 0;
+    size_t n = 0, nredo = 0;
     memset(used, 0, sizeof(*used));
-    *pass = x->gix ? rc_gix_take(x->gix, cq, now, &keys, &n, used) : RC_GIX_LOST;
-    *nkeys = n;
+    *pass = x->gix ? rc_gix_take(x->gix, cq, now, &keys, &n, &nredo, used) : RC_GIX_LOST;
+    *nchanged = n - nredo;
     if (*pass == RC_GIX_FAST) {
         collect_keys(x, 0, keys, n, c);
         rc_gix_keys_free(keys, n);
@@ -454,8 +454,8 @@ static void collect_pass(struct rc_ctx *x, const char *cq, long long now, struct
         collect_clear(c);
         rc_gix_invalidate(x->gix, cq);
         memset(used, 0, sizeof(*used));
-        *pass = rc_gix_take(x->gix, cq, now, &keys, &n, used);
-        *nkeys = n;
+        *pass = rc_gix_take(x->gix, cq, now, &keys, &n, &nredo, used);
+        *nchanged = n;
     }
     /* an empty queue reads nothing: not the whole cache (keys is NULL
      * then too) */
@@ -724,8 +724,9 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
     }
     const char *strategy = jx_str(cqo, "spec.queueingStrategy");
     int strict = strategy && strcmp(strategy, "StrictFIFO") == 0;
-    size_t nkeys;
-    collect_pass(x, cq, t0, &c, &pass, &nkeys, &used);
+    size_t nchanged, waits = 0;
+    int deferred = 0;
+    collect_pass(x, cq, t0, &c, &pass, &nchanged, &used);
     taken = 1;
     if (c.oom) {
         rc = -1;
@@ -765,7 +766,14 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
             rc_enqueue(x, 'w', it->key);
         } else if (it->decision == RC_GATE_WAIT && it->message) {
             if (qr_hash("False", it->reason, it->message) == c.v[i].view->current)
-                continue; /* already says so */
+                continue;                     /* already says so */
+            if (waits == RC_GATE_WAITS_MAX) { /* the next pass writes it */
+                if (x->gix)
+                    rc_gix_redo(x->gix, cq, it->key);
+                deferred = 1;
+                continue;
+            }
+            waits++;
             wl = rc_unwrap(c.v[i].packed);
             json_t *patch = wl ? wait_patch(wl, cqo, c.v[i].view->uninit, it, check, now) : NULL;
             if (!patch || write_status(x, wl, patch, NULL) < 0)
@@ -778,7 +786,9 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
     /* what a fast pass read (gone ones too) may change the counts: a full
      * pass recounts */
     if (pass == RC_GIX_FAST)
-        recount_later(x, cq, nkeys > 0);
+        recount_later(x, cq, nchanged > 0);
+    if (deferred)
+        rc_enqueue(x, 'q', cq);
     /* every waiting Workload was decided against `used` and does not fit:
      * the next changes can be read alone (gate_index.h); StrictFIFO's
      * blocker makes one Workload's wait depend on another's: never */

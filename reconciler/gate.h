@@ -18,6 +18,13 @@
 json_t *rc_reserve_patch(const json_t *wl, const char *cq, const json_t *cqo,
                          const struct rc_res *nominal, const char *now);
 
+/* The most Workloads one pass tells why they wait (one status write each):
+ * the rest are written by the passes that follow at once (gate_index.h,
+ * rc_gix_redo), so a backlog of new Workloads (10,000 jobs created
+ * together, a restart) does not hold its queue's next reservation for
+ * minutes at the client's write budget. Reservations are never put off. */
+#define RC_GATE_WAITS_MAX 100
+
 /* One pass over the ClusterQueue. Returns 0, -1 when a write failed. */
 int rc_reconcile_gate(struct rc_ctx *x, const char *cq);
 

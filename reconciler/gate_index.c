@@ -12,6 +12,7 @@ struct gix_queue {
     char *name;
     struct smap *members;  /* Workload key -> &MEMBER */
     struct smap *dirty;    /* Workload key -> &MEMBER, changed since the last pass */
+    struct smap *redo;     /* Workload key -> &MEMBER, decided but not written */
     int need_full;         /* the next pass reads every member */
     int settled;           /* `used` stands (rc_gix_settle, cleared by rc_gix_take) */
     long long recount_at;  /* monotonic ms of a full pass for the status; 0: none */
@@ -35,6 +36,7 @@ static void queue_free(void *p)
     if (q) {
         smap_free(q->members, NULL);
         smap_free(q->dirty, NULL);
+        smap_free(q->redo, NULL);
         free(q->name);
     }
     free(q);
@@ -75,7 +77,7 @@ static struct gix_queue *queue_get(struct rc_gix *g, const char *cq)
         return q;
     q = calloc(1, sizeof(*q));
     if (!q || !(q->name = strdup(cq)) || !(q->members = smap_new()) || !(q->dirty = smap_new()) ||
-        smap_put(g->queues, cq, q, NULL) < 0) {
+        !(q->redo = smap_new()) || smap_put(g->queues, cq, q, NULL) < 0) {
         queue_free(q);
         return NULL;
     }
@@ -191,29 +193,51 @@ long rc_gix_recount_pending(struct rc_gix *g, const char *cq, long long now_ms)
 struct copy {
     char **keys;
     size_t n;
+    const struct smap *skip; /* keys copied already, or NULL */
 };
 
 static int copy_key(const char *key, void *val, void *ud)
 {
     (void)val;
     struct copy *c = ud;
+    if (c->skip && smap_get(c->skip, key))
+        return 0;
     if (!(c->keys[c->n] = strdup(key)))
         return 1;
     c->n++;
     return 0;
 }
 
-/* The keys of m into *keys; 0 or -1 on oom. */
-static int copy_keys(const struct smap *m, char ***keys, size_t *n)
+/* The keys of m, then those of also (NULL: none) not in m, into *keys
+ * (*nalso of them from also); 0 or -1 on oom. */
+static int copy_keys(const struct smap *m, const struct smap *also, char ***keys, size_t *n,
+                     size_t *nalso)
 {
-    size_t len = smap_len(m);
-    struct copy c = {len ? calloc(len, sizeof(char *)) : NULL, 0};
-    if ((len && !c.keys) || (len && smap_foreach(m, copy_key, &c) != 0)) {
-        rc_gix_keys_free(c.keys, c.n);
-        return -1;
-    }
+    size_t len = smap_len(m) + (also ? smap_len(also) : 0);
+    struct copy c = {len ? calloc(len, sizeof(char *)) : NULL, 0, NULL};
+    if ((len && !c.keys) || (len && smap_foreach(m, copy_key, &c) != 0))
+        goto fail;
+    size_t first = c.n;
+    c.skip = m;
+    if (also && smap_foreach(also, copy_key, &c) != 0)
+        goto fail;
     *keys = c.keys;
     *n = c.n;
+    *nalso = c.n - first;
+    return 0;
+fail:
+    rc_gix_keys_free(c.keys, c.n);
+    return -1;
+}
+
+/* A new empty set for *m (the old freed); 0, or -1 on oom (*m kept). */
+static int renew(struct smap **m)
+{
+    struct smap *fresh = smap_new();
+    if (!fresh)
+        return -1;
+    smap_free(*m, NULL);
+    *m = fresh;
     return 0;
 }
 
@@ -225,10 +249,10 @@ static int fast_at(const struct gix_queue *q, long long at_ms)
 }
 
 enum rc_gix_pass rc_gix_take(struct rc_gix *g, const char *cq, long long now_ms, char ***keys,
-                             size_t *n, struct rc_res *used)
+                             size_t *n, size_t *nredo, struct rc_res *used)
 {
     *keys = NULL;
-    *n = 0;
+    *n = *nredo = 0;
     enum rc_gix_pass pass = RC_GIX_FULL;
     pthread_mutex_lock(&g->mu);
     struct gix_queue *q = smap_get(g->queues, cq);
@@ -236,7 +260,9 @@ enum rc_gix_pass rc_gix_take(struct rc_gix *g, const char *cq, long long now_ms,
         pass = RC_GIX_LOST;
     } else if (q) {
         pass = fast_at(q, now_ms) ? RC_GIX_FAST : RC_GIX_FULL;
-        if (copy_keys(pass == RC_GIX_FAST ? q->dirty : q->members, keys, n) < 0)
+        int rc = pass == RC_GIX_FAST ? copy_keys(q->dirty, q->redo, keys, n, nredo)
+                                     : copy_keys(q->members, NULL, keys, n, nredo);
+        if (rc < 0)
             pass = RC_GIX_LOST; /* this pass walks the cache: a full one */
         if (pass == RC_GIX_FAST) {
             *used = q->used;
@@ -245,10 +271,10 @@ enum rc_gix_pass rc_gix_take(struct rc_gix *g, const char *cq, long long now_ms,
             q->recount_at = 0;
             q->full_at = now_ms;
         }
-        /* read by this pass: noted afresh from here */
-        smap_free(q->dirty, NULL);
-        if (!(q->dirty = smap_new()))
-            g->lost = 1; /* nowhere to note changes: every pass walks the cache */
+        /* read by this pass: noted afresh from here; nowhere to note
+         * changes: every pass walks the cache */
+        if (renew(&q->dirty) < 0 || renew(&q->redo) < 0)
+            g->lost = 1;
         q->settled = 0;
         q->busy = 1;
     }
@@ -263,16 +289,22 @@ void rc_gix_keys_free(char **keys, size_t n)
     free(keys);
 }
 
+void rc_gix_redo(struct rc_gix *g, const char *cq, const char *key)
+{
+    pthread_mutex_lock(&g->mu);
+    struct gix_queue *q = smap_get(g->queues, cq);
+    if (q && smap_get(q->members, key) && smap_put(q->redo, key, &MEMBER, NULL) < 0)
+        q->need_full = 1; /* a full pass reads it */
+    pthread_mutex_unlock(&g->mu);
+}
+
 void rc_gix_skip(struct rc_gix *g, const char *cq)
 {
     pthread_mutex_lock(&g->mu);
     struct gix_queue *q = smap_get(g->queues, cq);
-    struct smap *fresh = q ? smap_new() : NULL;
-    if (fresh) {
-        smap_free(q->dirty, NULL);
-        q->dirty = fresh;
-    }
-    if (q) {
+    if (q) { /* (a set not renewed for lack of memory is read again: harmless) */
+        renew(&q->dirty);
+        renew(&q->redo);
         q->need_full = 1;
         q->settled = 0;
     }

@@ -18,6 +18,10 @@
  *   qstatus.h). A resync is no change: the index follows every event of
  *   the caches (a relist's too) and no decision of the gate depends on
  *   the time, so the periodic pass of a settled queue reads nothing.
+ * - Keys to do again: Workloads a pass decided but left unwritten (the gate
+ *   writes at most RC_GATE_WAITS_MAX waits per pass, gate.h); the next
+ *   fast pass reads them beside the dirty keys, and they ask for no recount
+ *   (nothing of them changed).
  * - How long its last fast and full passes took (the batch window of its next).
  *
  * A stale member costs a pass one lookup: the pass checks each Workload's
@@ -76,11 +80,17 @@ long rc_gix_recount_pending(struct rc_gix *g, const char *cq, long long now_ms);
 
 /* Starts a pass of cq at monotonic now_ms: its keys (*keys a new array of
  * *n new strings, rc_gix_keys_free; NULL when n is 0) and, for a fast pass,
- * the settled quota into *used. Clears the dirty keys and the settled plan
- * (rc_gix_settle gives it back). RC_GIX_LOST also out of memory. */
+ * the settled quota into *used; the last *nredo of a fast pass's keys are
+ * only to do again (rc_gix_redo), the others changed. Clears the dirty
+ * keys, those to do again and the settled plan (rc_gix_settle gives it
+ * back). RC_GIX_LOST also out of memory. */
 enum rc_gix_pass rc_gix_take(struct rc_gix *g, const char *cq, long long now_ms, char ***keys,
-                             size_t *n, struct rc_res *used);
+                             size_t *n, size_t *nredo, struct rc_res *used);
 void rc_gix_keys_free(char **keys, size_t n);
+
+/* Workload key, decided by a pass of cq but left unwritten: read again by
+ * the next pass (if still a member; else its own queue's pass has it). */
+void rc_gix_redo(struct rc_gix *g, const char *cq, const char *key);
 
 /* A pass of cq that read nothing (not mkueue's queue, or its quota
  * unreadable): the dirty keys are dropped, its next pass is full. */

@@ -2,7 +2,8 @@
  * test, the gate index of standalone mode, the work queue, and a scripted
  * API server for the writes (support/rc_gate_fixture.h). What a pass
  * writes for a Workload that fits and for one that waits, what it leaves
- * alone, and the status recount a fast pass must not lose. */
+ * alone, the status recount a fast pass must not lose, and a backlog told
+ * in passes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -246,6 +247,56 @@ static void test_fast_pass_keeps_the_recount(void **state)
     free(k);
 }
 
+/* The wait writes of Workloads wl-000 .. wl-<n-1> from request `from` on. */
+static int told_since(struct rcg_fixture *f, int n, int from)
+{
+    char path[128];
+    int told = 0;
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), WL_PATH "wl-%03d/status", i);
+        told += rcg_count(f, "PATCH", path, from);
+    }
+    return told;
+}
+
+/* A backlog of new Workloads that wait: each pass tells RC_GATE_WAITS_MAX of
+ * them and queues the next pass at once, which tells more without asking
+ * for a recount (nothing of them changed); a Workload that fits meanwhile
+ * is reserved by the next pass, not after the whole backlog. */
+static void test_a_backlog_is_told_in_passes(void **state)
+{
+    struct rcg_fixture *f = *state;
+    enum { BACKLOG = 2 * RC_GATE_WAITS_MAX + 5 };
+    char keys[512], name[32];
+    mk_queue(f);
+    for (int i = 0; i < BACKLOG; i++) { /* ExceedsMaxQuota: they never fit */
+        snprintf(name, sizeof(name), "wl-%03d", i);
+        assert_int_equal(rcg_put_workload(f, workload(name, "lq", "16", "mk"), RC_GIX_CHANGED), 0);
+    }
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    assert_int_equal(told_since(f, BACKLOG, 0), RC_GATE_WAITS_MAX);
+    assert_string_equal(rcg_drain_ready(f, keys, sizeof(keys)), "q/" CQ); /* the rest: at once */
+
+    int before = th_nrequests(f->api);
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    assert_int_equal(told_since(f, BACKLOG, before), RC_GATE_WAITS_MAX);
+    assert_int_equal(th_nrequests(f->api) - before, RC_GATE_WAITS_MAX); /* no queue status */
+    assert_int_equal(rc_gix_recount_pending(f->x.gix, CQ, clk_now_ms()), -1);
+    assert_string_equal(rcg_drain_ready(f, keys, sizeof(keys)), "q/" CQ);
+
+    assert_int_equal(rcg_put_workload(f, workload("fits", "lq", "1", "mk"), RC_GIX_CHANGED), 0);
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    json_t *body = body_of(rcg_last(f, "PATCH", WL_PATH "fits/status"));
+    assert_string_equal(jx_str(rc_cond_find(body, "QuotaReserved"), "status"), "True");
+    json_decref(body);
+    for (int i = 0; i < BACKLOG; i++) { /* every one told, once */
+        char path[128];
+        snprintf(path, sizeof(path), WL_PATH "wl-%03d/status", i);
+        assert_int_equal(rcg_count(f, "PATCH", path, 0), 1);
+    }
+    assert_non_null(strstr(rcg_drain_ready(f, keys, sizeof(keys)), "w/ns/fits"));
+}
+
 static void test_not_a_multikueue_queue(void **state)
 {
     struct rcg_fixture *f = *state;
@@ -272,6 +323,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reserves_a_workload_that_fits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tells_a_workload_that_waits_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fast_pass_keeps_the_recount, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_backlog_is_told_in_passes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_multikueue_queue, setup, teardown),
     };
     return cmocka_run_group_tests_name("rc_gate", tests, NULL, NULL);

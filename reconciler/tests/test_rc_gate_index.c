@@ -25,7 +25,8 @@ static const char *take(struct rc_gix *g, const char *cq, long long now_ms, enum
     char **keys;
     size_t n;
     struct rc_res used;
-    *pass = rc_gix_take(g, cq, now_ms, &keys, &n, &used);
+    size_t nredo;
+    *pass = rc_gix_take(g, cq, now_ms, &keys, &n, &nredo, &used);
     if (n)
         qsort(keys, n, sizeof(*keys), cmp);
     out[0] = 0;
@@ -147,10 +148,10 @@ static void test_many_workloads(void **state)
     size_t total = 0;
     for (int q = 0; q < 3; q++) {
         char **keys;
-        size_t n;
+        size_t n, nredo;
         struct rc_res used;
         snprintf(cq, sizeof(cq), "cq-%d", q);
-        assert_int_equal(rc_gix_take(g, cq, 1, &keys, &n, &used), RC_GIX_FULL);
+        assert_int_equal(rc_gix_take(g, cq, 1, &keys, &n, &nredo, &used), RC_GIX_FULL);
         for (size_t i = 0; i < n; i++) {
             int k = atoi(keys[i] + strlen("ns/w"));
             assert_true(k % 2 == 1 && k % 3 == q);
@@ -181,9 +182,9 @@ static void test_fast_passes_read_what_changed(void **state)
     rc_gix_note(g, "ns/c", "cq", RC_GIX_CHANGED);
     rc_gix_note(g, "ns/a", "cq", RC_GIX_SAME); /* its own status write back: nothing */
     char **keys;
-    size_t n;
+    size_t n, nredo;
     struct rc_res used = {0};
-    assert_int_equal(rc_gix_take(g, "cq", 1100, &keys, &n, &used), RC_GIX_FAST);
+    assert_int_equal(rc_gix_take(g, "cq", 1100, &keys, &n, &nredo, &used), RC_GIX_FAST);
     assert_int_equal(n, 1);
     assert_string_equal(keys[0], "ns/c");
     assert_int_equal(rc_res_get(&used, "cpu", NULL), 3000);
@@ -217,6 +218,47 @@ static void test_fast_passes_read_what_changed(void **state)
     assert_string_equal(take(g, "other", 1400, &pass, buf, sizeof(buf)), "ns/y");
     assert_int_equal(pass, RC_GIX_FAST);
     rc_gix_invalidate(NULL, "cq"); /* no index (with-kueue mode): nothing */
+    rc_gix_free(g);
+}
+
+static void test_keys_to_do_again(void **state)
+{
+    (void)state;
+    char buf[256];
+    enum rc_gix_pass pass;
+    struct rc_gix *g = rc_gix_new();
+    struct rc_res held = {0};
+    rc_gix_note(g, "ns/a", "cq", RC_GIX_CHANGED);
+    rc_gix_note(g, "ns/b", "cq", RC_GIX_CHANGED);
+    rc_gix_note(g, "ns/c", "cq", RC_GIX_CHANGED);
+    take(g, "cq", 1000, &pass, buf, sizeof(buf));
+    /* the pass left two unwritten, and settled; one changes meanwhile */
+    rc_gix_redo(g, "cq", "ns/a");
+    rc_gix_redo(g, "cq", "ns/b");
+    rc_gix_redo(g, "cq", "ns/z"); /* not a member: its own queue's pass has it */
+    rc_gix_settle(g, "cq", &held);
+    rc_gix_note(g, "ns/b", "cq", RC_GIX_CHANGED);
+    rc_gix_note(g, "ns/c", "cq", RC_GIX_CHANGED);
+    char **keys;
+    size_t n, nredo;
+    struct rc_res used = {0};
+    assert_int_equal(rc_gix_take(g, "cq", 1100, &keys, &n, &nredo, &used), RC_GIX_FAST);
+    /* the changed first (b once), then the one only to do again */
+    assert_int_equal(n, 3);
+    assert_int_equal(nredo, 1);
+    assert_string_equal(keys[2], "ns/a");
+    rc_gix_keys_free(keys, n);
+    /* taken: the next fast pass has none of them */
+    rc_gix_settle(g, "cq", &held);
+    assert_string_equal(take(g, "cq", 1200, &pass, buf, sizeof(buf)), "");
+    assert_int_equal(pass, RC_GIX_FAST);
+    /* a full pass reads every member: the keys to do again go with it */
+    rc_gix_redo(g, "cq", "ns/c");
+    rc_gix_invalidate(g, "cq");
+    assert_string_equal(take(g, "cq", 1300, &pass, buf, sizeof(buf)), "ns/a,ns/b,ns/c");
+    assert_int_equal(pass, RC_GIX_FULL);
+    rc_gix_settle(g, "cq", &held);
+    assert_string_equal(take(g, "cq", 1400, &pass, buf, sizeof(buf)), "");
     rc_gix_free(g);
 }
 
@@ -256,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_window_from_the_last_pass),
         cmocka_unit_test(test_many_workloads),
         cmocka_unit_test(test_fast_passes_read_what_changed),
+        cmocka_unit_test(test_keys_to_do_again),
         cmocka_unit_test(test_status_recount_once_per_gap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
