@@ -24,6 +24,10 @@
 long long clk_now_ms(void);
 uint64_t clk_now_ns(void);
 
+/* The CPU time the calling thread has used, in ms (CLOCK_THREAD_CPUTIME_ID):
+ * what a piece of work cost, without the time it waited. */
+long long clk_thread_cpu_ms(void);
+
 /* Sleeps ms on CLOCK_MONOTONIC, not interruptible by a stop (signals
  * resume it): for short waits only, e.g. a rate limiter's. */
 void clk_nap_ms(long ms);

@@ -699,12 +699,12 @@ static void recount_later(struct rc_ctx *x, const char *cq, int ask)
 
 int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
 {
-    long long t0 = clk_now_ms();
+    long long t0 = clk_now_ms(), cpu0 = clk_thread_cpu_ms();
     json_t *cqo = kcache_get(x->clusterqueues, cq);
     struct collect c = {.x = x, .cq = cq};
     char check[254];
     json_t *flavors = NULL;
-    int rc = 0, reserved = 0, planned = 0, taken = 0;
+    int rc = 0, reserved = 0, planned = 0, taken = 0, deferred = 0;
     enum rc_gix_pass pass = RC_GIX_LOST;
     struct rc_res used;
     if (!cqo || mk_check_of_cq(x, cqo, check, sizeof(check)) < 0)
@@ -725,7 +725,6 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
     const char *strategy = jx_str(cqo, "spec.queueingStrategy");
     int strict = strategy && strcmp(strategy, "StrictFIFO") == 0;
     size_t nchanged, waits = 0;
-    int deferred = 0;
     collect_pass(x, cq, t0, &c, &pass, &nchanged, &used);
     taken = 1;
     if (c.oom) {
@@ -787,8 +786,6 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
      * pass recounts */
     if (pass == RC_GIX_FAST)
         recount_later(x, cq, nchanged > 0);
-    if (deferred)
-        rc_enqueue(x, 'q', cq);
     /* every waiting Workload was decided against `used` and does not fit:
      * the next changes can be read alone (gate_index.h); StrictFIFO's
      * blocker makes one Workload's wait depend on another's: never */
@@ -805,10 +802,10 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
 out:
     if (x->gix && !taken)
         rc_gix_skip(x->gix, cq); /* nothing read: the next pass reads all */
-    if (x->gix) {
-        long long end = clk_now_ms();
-        rc_gix_timed(x->gix, cq, pass, (long)(end - t0), end);
-    }
+    if (x->gix)                  /* its CPU, not its writes' wait: the window bounds the CPU */
+        rc_gix_timed(x->gix, cq, pass, (long)(clk_thread_cpu_ms() - cpu0), clk_now_ms());
+    if (deferred) /* the rest after the next pass's window */
+        rc_enqueue_after(x, 'q', cq, x->gix ? rc_gix_window_ms(x->gix, cq, clk_now_ms()) : 0);
     collect_clear(&c);
     free(c.v);
     free(c.items);

@@ -17,7 +17,7 @@ struct gix_queue {
     int settled;           /* `used` stands (rc_gix_settle, cleared by rc_gix_take) */
     long long recount_at;  /* monotonic ms of a full pass for the status; 0: none */
     long long full_at;     /* monotonic ms the last full pass started */
-    long fast_ms, full_ms; /* the last pass of each kind took */
+    long fast_ms, full_ms; /* the CPU the last pass of each kind took */
     int busy;              /* a pass taken and not timed yet */
     long long idle_at;     /* monotonic ms the last pass ended; 0: none yet */
     struct rc_res used;

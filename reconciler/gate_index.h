@@ -22,7 +22,7 @@
  *   writes at most RC_GATE_WAITS_MAX waits per pass, gate.h); the next
  *   fast pass reads them beside the dirty keys, and they ask for no recount
  *   (nothing of them changed).
- * - How long its last fast and full passes took (the batch window of its next).
+ * - The CPU its last fast and full passes took (the batch window of its next).
  *
  * A stale member costs a pass one lookup: the pass checks each Workload's
  * queue again. A missing one would hide a Workload from its queue, so a
@@ -102,15 +102,17 @@ void rc_gix_settle(struct rc_gix *g, const char *cq, const struct rc_res *used);
 
 #define RC_GIX_WINDOW_MIN_MS 20 /* the shortest batch window before a pass */
 
-/* A pass of cq of that kind took ms and ended at monotonic end_ms (every
- * rc_gix_take is followed by one, also for a pass that read nothing). */
+/* A pass of cq of that kind took ms of CPU and ended at monotonic end_ms
+ * (every rc_gix_take is followed by one, also for a pass that read
+ * nothing). CPU, not wall time: a pass waiting on its writes at the client's
+ * budget costs no core, and its window would grow with the waits. */
 void rc_gix_timed(struct rc_gix *g, const char *cq, enum rc_gix_pass pass, long ms,
                   long long end_ms);
 
 /* The batch window before cq's next pass, from monotonic now_ms: twice the
- * last pass of the kind it will be, at least RC_GIX_WINDOW_MIN_MS, so a big
- * queue's full passes take at most a third of a core and its fast ones are
- * not held back by them. The window counts from the end of the last pass:
+ * CPU of the last pass of the kind it will be, at least RC_GIX_WINDOW_MIN_MS,
+ * so a big queue's full passes take at most a third of a core and its fast
+ * ones are not held back by them. The window counts from the end of the last pass:
  * a queue idle for longer passes at once (0), so a Workload arriving alone
  * does not wait for a batch; while a pass runs, or before the first, the
  * whole window. A status recount asked for makes it full only if

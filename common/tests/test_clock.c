@@ -164,6 +164,20 @@ static void test_nap(void **state)
     clk_nap_ms(-1);
 }
 
+/* The thread's CPU grows with work, not with a sleep. */
+static void test_thread_cpu(void **state)
+{
+    (void)state;
+    long long c0 = clk_thread_cpu_ms();
+    clk_nap_ms(200);
+    assert_true(clk_thread_cpu_ms() - c0 < 100);
+    long long w0 = clk_now_ms();
+    volatile unsigned long spin = 0;
+    while (clk_thread_cpu_ms() - c0 < 30 && clk_now_ms() - w0 < 60000)
+        spin++;
+    assert_true(clk_thread_cpu_ms() - c0 >= 30);
+}
+
 int main(void)
 {
     /* a sleep on the skewed wall clock would hang: fail instead */
@@ -177,6 +191,7 @@ int main(void)
         cmocka_unit_test(test_stop_wakes_sleepers),
         cmocka_unit_test(test_cond_wait_until),
         cmocka_unit_test(test_nap),
+        cmocka_unit_test(test_thread_cpu),
     };
     return cmocka_run_group_tests_name("clock", tests, NULL, NULL);
 }
