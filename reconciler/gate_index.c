@@ -169,6 +169,8 @@ long rc_gix_recount(struct rc_gix *g, const char *cq, long long now_ms, long gap
     pthread_mutex_lock(&g->mu);
     struct gix_queue *q = smap_get(g->queues, cq);
     if (q) {
+        if (gap_ms < RC_GIX_RECOUNT_SPACING * q->full_ms)
+            gap_ms = RC_GIX_RECOUNT_SPACING * q->full_ms;
         long long at = q->full_at + gap_ms > now_ms ? q->full_at + gap_ms : now_ms;
         if (q->recount_at && q->recount_at < at)
             at = q->recount_at; /* asked for sooner already */

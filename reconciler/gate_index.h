@@ -70,9 +70,13 @@ void rc_gix_note(struct rc_gix *g, const char *key, const char *cq, enum rc_gix_
 void rc_gix_invalidate(struct rc_gix *g, const char *cq);
 
 /* The queues' status of cq wants a recount by a full pass, gap_ms after the
- * last full pass began at the soonest (a sooner one asked for stands): the
- * ms from monotonic now_ms until then (0: now), for the caller to enqueue
- * that pass. */
+ * last full pass began at the soonest, or RC_GIX_RECOUNT_SPACING times that
+ * pass's CPU when longer (a sooner one asked for stands): the ms from
+ * monotonic now_ms until then (0: now), for the caller to enqueue that
+ * pass. So the counts of a queue that Workloads stream into are recounted
+ * once a second while that is cheap, and a 50,000-Workload queue's
+ * recounts take at most a tenth of a core. */
+#define RC_GIX_RECOUNT_SPACING 10
 long rc_gix_recount(struct rc_gix *g, const char *cq, long long now_ms, long gap_ms);
 /* The ms from now_ms until the recount of cq already asked for (0: due);
  * -1 when none is. */

@@ -93,10 +93,13 @@ static void test_window_per_queue_and_kind(void **state)
     take(g, "big", 1, &pass, buf, sizeof(buf));
     rc_gix_settle(g, "big", &held);
     assert_int_equal(rc_gix_window_ms(g, "big", 1), RC_GIX_WINDOW_MIN_MS);
-    /* a recount asked for a second away: still fast; due within the window: full */
-    assert_int_equal(rc_gix_recount(g, "big", 10, 1000), 991); /* the full pass began at 1 */
+    /* a recount asked for: 1.5 s after the full pass began at 1 (ten times
+     * its 150 ms of CPU, more than the 1 s asked); still fast a second
+     * away, full once due within the window */
+    assert_int_equal(rc_gix_recount(g, "big", 10, 1000), 1491);
     assert_int_equal(rc_gix_window_ms(g, "big", 10), RC_GIX_WINDOW_MIN_MS);
-    assert_int_equal(rc_gix_window_ms(g, "big", 995), 300);
+    assert_int_equal(rc_gix_window_ms(g, "big", 995), RC_GIX_WINDOW_MIN_MS);
+    assert_int_equal(rc_gix_window_ms(g, "big", 1485), 300);
     rc_gix_note(g, "ns/w1", "big", RC_GIX_QUOTA);
     assert_int_equal(rc_gix_window_ms(g, "big", 10), 300);
     /* the queue's entry goes with its last Workload, its times too */
@@ -287,6 +290,12 @@ static void test_status_recount_once_per_gap(void **state)
     rc_gix_settle(g, "cq", &held);
     /* after a quiet spell: at once */
     assert_int_equal(rc_gix_recount(g, "cq", 9000, 1000), 0);
+    take(g, "cq", 9000, &pass, buf, sizeof(buf));
+    assert_int_equal(pass, RC_GIX_FULL);
+    /* a full pass of 300 ms of CPU: the next recount 3 s after its start */
+    rc_gix_timed(g, "cq", RC_GIX_FULL, 300, 9300);
+    rc_gix_settle(g, "cq", &held);
+    assert_int_equal(rc_gix_recount(g, "cq", 9400, 1000), 2600);
     rc_gix_free(g);
 }
 
