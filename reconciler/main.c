@@ -275,15 +275,11 @@ static void cq_delete(const char *key, json_t *obj, void *ud)
 
 static void cq_update(const char *key, json_t *old, json_t *obj, void *ud)
 {
-    struct app *a = ud;
-    if (old == obj) { /* the informer's resync: a pass, full only if due (ticker) */
-        if (a->cfg.mode == RC_MODE_STANDALONE)
-            rc_enqueue(&a->x, 'q', key);
-        return;
-    }
-    /* the gate's own status writes (queue status) come back here: only a
-     * spec change needs another pass */
-    if (jx_int(old, "metadata.generation", 0) == jx_int(obj, "metadata.generation", 0))
+    /* the informer's resync (old == obj): the ticker passes every queue at
+     * the same period; the gate's own status writes (queue status) come
+     * back here too: only a spec change needs another pass */
+    if (old == obj ||
+        jx_int(old, "metadata.generation", 0) == jx_int(obj, "metadata.generation", 0))
         return;
     cq_event(key, obj, ud);
 }
