@@ -2,8 +2,8 @@
  * test, the gate index of standalone mode, the work queue, and a scripted
  * API server for the writes (support/rc_gate_fixture.h). What a pass
  * writes for a Workload that fits and for one that waits, what it leaves
- * alone, the status recount a fast pass must not lose, and a backlog told
- * in passes. */
+ * alone, the status recount a fast pass must not lose, a backlog told
+ * in passes, and a batch window that its writes' waits do not stretch. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -310,6 +310,32 @@ static void test_a_backlog_is_told_in_passes(void **state)
     assert_non_null(strstr(rcg_drain_ready(f, keys, sizeof(keys)), "w/ns/fits"));
 }
 
+/* A pass whose writes wait on a slow API server spends its time waiting,
+ * not computing: the batch window before the next pass follows the pass's
+ * CPU (gate_index.h rc_gix_timed), so a slow server does not hold every
+ * later pass back by twice its waits. */
+static void test_window_ignores_write_waits(void **state)
+{
+    struct rcg_fixture *f = *state;
+    enum { N = 10, DELAY_MS = 40 };
+    char name[32];
+    mk_queue(f);
+    for (int i = 0; i < N; i++) { /* each one a wait write */
+        snprintf(name, sizeof(name), "wl-%02d", i);
+        assert_int_equal(rcg_put_workload(f, workload(name, "lq", "16", "mk"), RC_GIX_CHANGED), 0);
+    }
+    f->delay_ms = DELAY_MS;
+    long long t0 = clk_now_ms();
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    long long wall = clk_now_ms() - t0;
+    assert_true(wall >= N * DELAY_MS); /* the pass did wait */
+    rc_gix_invalidate(f->x.gix, CQ);   /* the next pass a full one, as this was */
+    long window = rc_gix_window_ms(f->x.gix, CQ, clk_now_ms());
+    /* twice the wall time would be 800 ms or more; a full pass over ten
+     * Workloads costs a few ms of CPU, even under the sanitizers */
+    assert_true(window < N * DELAY_MS / 2);
+}
+
 static void test_not_a_multikueue_queue(void **state)
 {
     struct rcg_fixture *f = *state;
@@ -337,6 +363,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tells_a_workload_that_waits_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fast_pass_keeps_the_recount, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_backlog_is_told_in_passes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_window_ignores_write_waits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_multikueue_queue, setup, teardown),
     };
     return cmocka_run_group_tests_name("rc_gate", tests, NULL, NULL);

@@ -39,6 +39,7 @@ static int answer_patch(const struct th_request *req, struct th_response *resp, 
                             "resourceVersion", rv, "status", json_object_get(patch, "status"));
     resp->body_alloc = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
     resp->status = resp->body_alloc ? 200 : 500;
+    resp->delay_ms = f->delay_ms;
     json_decref(obj);
     json_decref(patch);
     return 0;

@@ -32,6 +32,7 @@ struct rcg_fixture {
     struct th_server *api;
     struct kcfg kcfg; /* the manager's, pointing at api */
     int rv;           /* the server's last resourceVersion (atomic) */
+    int delay_ms;     /* each answer waits this long (set before the pass) */
 };
 
 /* Starts the server and fills f (zeroed first). 0, or an MK_ERR_* code
