@@ -41,8 +41,11 @@
 # ("" skips), BENCH_N_TRACKED 100 (jobs dispatched at each tracked level,
 # at BENCH_RATE_LOW/s or 3/s; 0 skips), BENCH_QUIET_TIMEOUT 300 and
 # BENCH_QUIET_WRITES 5 (`quiet`, below), BENCH_KEEP_BED=1 (keep a running
-# bed, leave it up). The table covers the modes of this run and those of
-# an earlier run not run again (build/bench/kv-w<W>/<mode>.kv).
+# bed, leave it up), BENCH_TIMELINE=1 (mkueue's reconciler at --log-level
+# info, and after each of its latency runs where the dispatch spent its
+# time, e2e/bench/timeline.py, in build/bench/timeline-<mode>-w<W>.txt).
+# The table covers the modes of this run and those of an earlier run not
+# run again (build/bench/kv-w<W>/<mode>.kv).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -60,6 +63,8 @@ RUNNING=${BENCH_RUNNING:-1000}
 TRACKED=${BENCH_TRACKED-10000 50000}
 N_TRACKED=${BENCH_N_TRACKED:-100} RATE_TRACKED=${RATE_LOW:-3}
 RC_PORT=${BENCH_METRICS_PORT:-18399}
+RC_LOG=warn
+[ "${BENCH_TIMELINE:-0}" = 1 ] && RC_LOG=info
 WH_PORT=${BENCH_WEBHOOK_PORT:-18397}
 WH_MPORT=$((WH_PORT + 1))
 BENCH=$ROOT/build/rc_bench
@@ -266,7 +271,7 @@ YAML
 reconciler() {
     # shellcheck disable=SC2086
     start reconciler "$ROOT/bin/mkueue-reconciler" --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/$1.yaml" \
-        --mode "$2" --leader-elect=false --metrics-addr "127.0.0.1:$RC_PORT" --log-level warn \
+        --mode "$2" --leader-elect=false --metrics-addr "127.0.0.1:$RC_PORT" --log-level "$RC_LOG" \
         --integrations batch/job --workers 4 --qps 50 --burst 100 --worker-qps 20 --worker-burst 40 \
         ${BENCH_RC_FLAGS:-}
     wait_until 60 "mkueue-reconciler ready" curl -sf "http://127.0.0.1:$RC_PORT/readyz"
@@ -489,6 +494,14 @@ timed_rcb() {
     rcb "$@" | sed "s/^/$pre/" >>"$KV/$MODE.kv"
     put "$key" "$(bed_stall "$t0" "$(now_s)")"
 }
+# timeline WHAT NS SINCE: with BENCH_TIMELINE=1, the steps of mkueue's
+# dispatch of the jobs lat-K in NS since SINCE (UTC, as the log writes it)
+timeline() {
+    [ "$RC_LOG" = info ] && [ ${#OURS[@]} -gt 0 ] || return 0
+    { echo "== $MODE, $1"; python3 "$HERE/timeline.py" "$MKUEUE_E2E_DIR/logs/bench-reconciler.log" \
+        "$2/lat-" "$3"; } 2>&1 | tee -a "$OUT/timeline-$MODE-w$W.txt" >&2 || true
+}
+utc_now() { date -u +%Y-%m-%dT%H:%M:%S; }
 
 # latency NS RATE SUFFIX FLOOR: N jobs at RATE/s in NS (each run its own
 # namespace: rc_bench names the jobs lat-K), keys m<SUFFIX>_*,
@@ -496,12 +509,14 @@ timed_rcb() {
 # (so the throughput stage's CPU stays the throughput run's); FLOOR empty
 # (the floor mode): then its floor, the same count and rate
 latency() {
-    local ns=$1 rate=$2 sfx=$3 w0 e0 ww0 c0
+    local ns=$1 rate=$2 sfx=$3 w0 e0 ww0 c0 since
     clear_of_stall "$(run_s "$N" "$rate")"
     zero # (the wait's CPU is no run's)
     log "$MODE: latency, $N jobs at $rate/s"
     w0=$(manager_writes other) e0=$(manager_writes events) ww0=$(worker_writes) c0=$(conflicts)
+    since=$(utc_now)
     timed_rcb "m${sfx}_" "m${sfx}_bed_stall_s" --ns "$ns" --no-floor latency "$N" "$rate"
+    timeline "$N jobs at $rate/s" "$ns" "$since"
     sleep 5 # the last jobs' trailing writes (finalizers, queue status)
     put "writes_latency$sfx" $(($(manager_writes other) - w0))
     put "events_latency$sfx" $(($(manager_writes events) - e0))
@@ -526,7 +541,10 @@ dispatch_tracked() {
     clear_of_stall "$(run_s "$N_TRACKED" "$RATE_TRACKED")"
     zero
     log "$MODE: $N_TRACKED jobs at $RATE_TRACKED/s with $1 tracked"
+    local since
+    since=$(utc_now)
     timed_rcb "m_tracked_$1_" "m_tracked_$1_bed_stall_s" --ns bench --no-floor latency "$N_TRACKED" "$RATE_TRACKED"
+    timeline "$N_TRACKED jobs at $RATE_TRACKED/s with $1 tracked" bench "$since"
     sleep 5 # as latency: the last jobs' trailing writes
     stage "dispatch_tracked_$1"
     if [ "$MODE" = "$FLOOR_MODE" ]; then
@@ -542,6 +560,7 @@ dispatch_tracked() {
 run_mode() {
     MODE=$1 STALL_WAITED=0
     OURS=() KUEUE=()
+    rm -f "$OUT/timeline-$MODE-w$W.txt"
     local secret_ns=mkueue-system kpid
     log "== $MODE: fresh manager"
     case $MODE in

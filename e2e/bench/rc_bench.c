@@ -6,8 +6,9 @@
  *       N jobs applied at RATE/s: apply -> remote job exists; then their
  *       pods finish: remote job Complete -> manager job Complete. p50/p99.
  *       Floor: the dispatch's API calls in sequence (create job, create
- *       Workload, 3 status patches, 2 remote Workloads, clusterName patch,
- *       delete the loser, create the remote job, Ready patch), and for the
+ *       Workload, 3 status patches, a remote Workload on every worker side
+ *       by side, clusterName patch, create the remote job; then, untimed,
+ *       delete the losers, Ready patch), and for the
  *       status: GET remote job + PATCH manager status; then the dispatch's
  *       again with the copies in the workers' LocalQueue, waiting for a
  *       worker's Kueue to admit one before the clusterName (mkueue waits
@@ -208,7 +209,7 @@ static int admitted(const json_t *o)
 static int first_admitted(const char *name)
 {
     for (double end = now_ms() + 30000; now_ms() < end; sleep_ms(ADMIT_POLL_MS)) {
-        for (int w = 0; w < 2; w++) {
+        for (int w = 0; w < nwk; w++) {
             struct kc_status st;
             json_t *o = NULL;
             int yes = kc_get(wk[w], &WLS, NS, name, &o, &st) == 0 && admitted(o);
@@ -220,9 +221,61 @@ static int first_admitted(const char *name)
     return -1;
 }
 
+/* One copy per worker, created side by side as mkueue's AllAtOnce does
+ * (reconciler/fanout.h): a thread per worker but the first, the caller
+ * making the first. */
+struct copy_call {
+    int w, rc;
+    json_t *wl;
+};
+
+static void *create_copy(void *arg)
+{
+    struct copy_call *c = arg;
+    struct kc_status st;
+    c->rc = kc_create(wk[c->w], &WLS, NS, c->wl, NULL, &st);
+    if (c->rc < 0)
+        fprintf(stderr, "floor copy on worker-%d: %s\n", c->w + 1, st.message);
+    return NULL;
+}
+
+static int create_copies(json_t *wl)
+{
+    struct copy_call c[MAX_WORKERS] = {{0}};
+    pthread_t th[MAX_WORKERS];
+    int started[MAX_WORKERS] = {0}, rc = 0;
+    for (int w = 0; w < nwk; w++)
+        c[w] = (struct copy_call){w, 0, wl};
+    for (int w = 1; w < nwk; w++)
+        started[w] = pthread_create(&th[w], NULL, create_copy, &c[w]) == 0;
+    create_copy(&c[0]);
+    for (int w = 1; w < nwk; w++) {
+        if (started[w])
+            pthread_join(th[w], NULL);
+        else
+            create_copy(&c[w]); /* no thread: made here, after the others */
+        rc |= c[w].rc;
+    }
+    return rc | c[0].rc;
+}
+
 /* admit: the copies go to the workers' LocalQueue QUEUE and the clusterName
  * is written once a worker's Kueue admitted one, as mkueue must wait for
- * that (else the copies name no queue there and the first worker wins) */
+ * that (else the copies name no queue there and the first worker wins).
+ * The time ends when the remote job exists; the losers' copies go after
+ * it, as mkueue removes them (reconciler/decide.c, step d). */
+/* AllAtOnce's nominations: every worker */
+static json_t *nominations(void)
+{
+    json_t *names = json_array();
+    for (int w = 0; w < nwk; w++) {
+        char cluster[32];
+        snprintf(cluster, sizeof(cluster), "worker-%d", w + 1);
+        json_array_append_new(names, json_string(cluster));
+    }
+    return json_pack("{s:{s:o}}", "status", "nominatedClusterNames", names);
+}
+
 static double floor_dispatch(const char *name, int admit)
 {
     struct kc_status st;
@@ -244,11 +297,11 @@ static double floor_dispatch(const char *name, int admit)
         "\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}",
         "{\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\",\"reason\":"
         "\"QuotaReserved\",\"message\":\"m\",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}",
-        "{\"status\":{\"nominatedClusterNames\":[\"worker-1\",\"worker-2\"]}}",
+        NULL, /* nominatedClusterNames: every worker (nominations) */
         "{\"status\":{\"admissionChecks\":[{\"name\":\"mk\",\"state\":\"Ready\",\"message\":\"x\","
         "\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}"};
     for (int i = 0; rc == 0 && i < 3; i++) {
-        json_t *p = json_loads(patches[i], 0, NULL);
+        json_t *p = patches[i] ? json_loads(patches[i], 0, NULL) : nominations();
         rc = kc_patch(mgr, &WLS, NS, name, "status", KC_PATCH_MERGE, p, NULL, NULL, &st);
         json_decref(p);
     }
@@ -256,8 +309,10 @@ static double floor_dispatch(const char *name, int admit)
     jx_del(wl, "metadata.labels");
     if (admit)
         jx_set(wl, "spec.queueName", json_string(QUEUE));
-    for (int w = 0; rc == 0 && w < 2; w++)
-        rc = kc_create(wk[w], &WLS, NS, wl, NULL, &st);
+    if (rc == 0 && create_copies(wl) < 0) {
+        snprintf(st.message, sizeof(st.message), "a copy was not created");
+        rc = -1;
+    }
     json_decref(wl);
     int win = 0;
     if (rc == 0 && admit && (win = first_admitted(name)) < 0) {
@@ -265,16 +320,19 @@ static double floor_dispatch(const char *name, int admit)
         rc = -1;
     }
     if (rc == 0) {
-        json_t *p = json_pack("{s:{s:s,s:n}}", "status", "clusterName",
-                              win ? "worker-2" : "worker-1", "nominatedClusterNames");
+        char cluster[32];
+        snprintf(cluster, sizeof(cluster), "worker-%d", win + 1);
+        json_t *p =
+            json_pack("{s:{s:s,s:n}}", "status", "clusterName", cluster, "nominatedClusterNames");
         rc = kc_patch(mgr, &WLS, NS, name, "status", KC_PATCH_MERGE, p, NULL, NULL, &st);
         json_decref(p);
     }
     if (rc == 0)
-        rc = kc_delete(wk[1 - win], &WLS, NS, name, NULL, NULL, &st);
-    if (rc == 0)
         rc = kc_create(wk[win], &JOBS, NS, j, NULL, &st);
     double t = now_ms() - t0;
+    for (int w = 0; rc == 0 && w < nwk; w++)
+        if (w != win)
+            rc = kc_delete(wk[w], &WLS, NS, name, NULL, NULL, &st);
     if (rc == 0) {
         json_t *p = json_loads(patches[3], 0, NULL);
         rc = kc_patch(mgr, &WLS, NS, name, "status", KC_PATCH_MERGE, p, NULL, NULL, &st);
@@ -295,7 +353,7 @@ static void floor_cleanup(const char *name)
     struct kc_status st;
     kc_delete(mgr, &JOBS, NS, name, "Background", NULL, &st);
     kc_delete(mgr, &WLS, NS, name, NULL, NULL, &st);
-    for (int w = 0; w < 2; w++) { /* the job is on the worker that admitted its copy */
+    for (int w = 0; w < nwk; w++) { /* the job is on the worker that admitted its copy */
         kc_delete(wk[w], &JOBS, NS, name, "Background", NULL, &st);
         kc_delete(wk[w], &WLS, NS, name, NULL, NULL, &st);
     }
