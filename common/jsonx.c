@@ -283,6 +283,15 @@ size_t jx_scan_cost(const struct jx_scan *s)
 json_t *jx_loadb_budget(const char *data, size_t len, size_t max_bytes, int max_depth,
                         size_t max_cost, char *err, size_t errlen)
 {
+    struct jx_scan sc = {0};
+    if (data && len <= max_bytes) /* else refused below, unread */
+        jx_scan(data, len, &sc);
+    return jx_loadb_scanned(data, len, &sc, max_bytes, max_depth, max_cost, err, errlen);
+}
+
+json_t *jx_loadb_scanned(const char *data, size_t len, const struct jx_scan *sc, size_t max_bytes,
+                         int max_depth, size_t max_cost, char *err, size_t errlen)
+{
     if (!data && len > 0) {
         errf(err, errlen, MK_ERR_INVAL, "invalid JSON: no data");
         return NULL;
@@ -292,18 +301,16 @@ json_t *jx_loadb_budget(const char *data, size_t len, size_t max_bytes, int max_
              max_bytes);
         return NULL;
     }
-    struct jx_scan sc;
-    jx_scan(data, len, &sc);
-    if (sc.depth > max_depth) {
+    if (sc->depth > max_depth) {
         errf(err, errlen, MK_ERR_INVAL, "JSON nesting deeper than %d levels", max_depth);
         return NULL;
     }
-    size_t cost = max_cost ? jx_scan_cost(&sc) : 0;
+    size_t cost = max_cost ? jx_scan_cost(sc) : 0;
     if (cost > max_cost) {
         errf(err, errlen, MK_ERR_INVAL,
              "JSON document too costly to decode: %zu values would take about %zu KiB "
              "(limit %zu KiB)",
-             jx_scan_values(&sc), cost / 1024, max_cost / 1024);
+             jx_scan_values(sc), cost / 1024, max_cost / 1024);
         return NULL;
     }
     json_error_t e;

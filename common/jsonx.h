@@ -88,6 +88,11 @@ size_t jx_scan_cost(const struct jx_scan *s);
  * jx_scan_cost exceeds `max_cost` (0 = no cost limit). */
 json_t *jx_loadb_budget(const char *data, size_t len, size_t max_bytes, int max_depth,
                         size_t max_cost, char *err, size_t errlen);
+/* jx_loadb_budget of a document the caller has scanned already (sc: jx_scan
+ * of the same data and len), so a caller that bounds the decode itself
+ * reads the body once, not twice. */
+json_t *jx_loadb_scanned(const char *data, size_t len, const struct jx_scan *sc, size_t max_bytes,
+                         int max_depth, size_t max_cost, char *err, size_t errlen);
 
 /* Depth of arrays/objects in `data` per jx_scan, capped at limit + 1 (any
  * depth past `limit` reads as limit + 1). Exposed for tests and fuzzing. */

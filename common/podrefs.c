@@ -119,7 +119,8 @@ static void pod_spec(struct mk_refs *r, const json_t *spec)
 
 int mk_pod_refs(const struct mk_kind *k, const json_t *job, struct mk_refs *out)
 {
-    memset(out, 0, sizeof(*out));
+    out->n = 0; /* not the ~17 KB of entries: only the first n are read */
+    out->truncated = 0;
     char err[256];
     json_t *sets = mk_pod_sets(k, job, err, sizeof(err));
     if (!sets)

@@ -137,8 +137,8 @@ int wh_admit(const struct wh_admitter *a, const char *path, const char *body, si
     }
     if (a->budget && wh_budget_take(a->budget, cost) < 0)
         return bad_request(a, 429, "too many requests being decoded; retry", out, ctype);
-    if (wh_review_decode(body, len, a->max_body ? a->max_body : WH_MAX_BODY, &r, err, sizeof(err)) <
-        0) {
+    if (wh_review_decode(body, len, a->max_body ? a->max_body : WH_MAX_BODY, &sc, &r, err,
+                         sizeof(err)) < 0) {
         if (a->budget)
             wh_budget_give(a->budget, cost);
         return bad_request(a, 400, err, out, ctype);

@@ -114,12 +114,13 @@ static int decode_objects(json_t *req, struct wh_review *r, char *err, size_t er
     return 0;
 }
 
-int wh_review_decode(const char *body, size_t len, size_t max_bytes, struct wh_review *r, char *err,
-                     size_t errlen)
+int wh_review_decode(const char *body, size_t len, size_t max_bytes, const struct jx_scan *sc,
+                     struct wh_review *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof(*r));
     char jerr[200];
-    r->root = jx_loadb_bounded(body, len, max_bytes, WH_MAX_DEPTH, jerr, sizeof(jerr));
+    r->root = sc ? jx_loadb_scanned(body, len, sc, max_bytes, WH_MAX_DEPTH, 0, jerr, sizeof(jerr))
+                 : jx_loadb_bounded(body, len, max_bytes, WH_MAX_DEPTH, jerr, sizeof(jerr));
     if (!r->root) {
         errf(err, errlen, MK_ERR_INVAL, "body: %s", jerr);
         goto fail;

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "jsonx.h"
 
 #define WH_MAX_BODY  (3u * 1024 * 1024) /* default body cap */
 #define WH_MAX_DEPTH 128                /* JSON nesting of a review */
@@ -42,12 +43,13 @@ struct wh_review {
     int dry_run;
 };
 
-/* Decodes a review of at most max_bytes. On success fills r (release with
- * wh_review_clear) and returns 0; on failure returns -1 with a message in err
- * ("request.uid: missing", "body: JSON nesting deeper than 128") and r is
- * cleared. */
-int wh_review_decode(const char *body, size_t len, size_t max_bytes, struct wh_review *r, char *err,
-                     size_t errlen);
+/* Decodes a review of at most max_bytes; sc is jx_scan of the body when the
+ * caller has scanned it already (NULL: scanned here). On success fills r
+ * (release with wh_review_clear) and returns 0; on failure returns -1 with a
+ * message in err ("request.uid: missing", "body: JSON nesting deeper than
+ * 128") and r is cleared. */
+int wh_review_decode(const char *body, size_t len, size_t max_bytes, const struct jx_scan *sc,
+                     struct wh_review *r, char *err, size_t errlen);
 void wh_review_clear(struct wh_review *r);
 
 /* What we answer. Strings and JSON are owned by the verdict. */

@@ -262,6 +262,27 @@ static void test_scan_budget(void **state)
     free(hostile);
 }
 
+/* A caller's own scan decides, as jx_loadb_budget's would: the same
+ * refusals from it, and the document decoded without a second read. */
+static void test_loadb_scanned(void **state)
+{
+    (void)state;
+    struct jx_scan sc;
+    const char *deep = "[[[1]]]";
+    jx_scan(deep, 7, &sc);
+    assert_null(jx_loadb_scanned(deep, 7, &sc, 100, 2, 0, errbuf, sizeof(errbuf)));
+    assert_string_equal(errbuf, "JSON nesting deeper than 2 levels");
+    assert_null(jx_loadb_scanned(deep, 7, &sc, 6, 8, 0, errbuf, sizeof(errbuf)));
+    assert_string_equal(errbuf, "JSON document too large: 7 bytes (limit 6)");
+    assert_null(jx_loadb_scanned(deep, 7, &sc, 100, 8, 1, errbuf, sizeof(errbuf)));
+    assert_non_null(strstr(errbuf, "JSON document too costly to decode: 4 values"));
+    json_t *j = jx_loadb_scanned(deep, 7, &sc, 100, 8, 1u << 20, errbuf, sizeof(errbuf));
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_array_get(json_array_get(json_array_get(j, 0), 0), 0)),
+                     1);
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_bounded_depth),
         cmocka_unit_test(test_bounded_size_and_errors),
         cmocka_unit_test(test_scan_budget),
+        cmocka_unit_test(test_loadb_scanned),
     };
     return cmocka_run_group_tests_name("jsonx", tests, NULL, NULL);
 }

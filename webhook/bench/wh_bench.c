@@ -12,7 +12,11 @@
  *     for a free connection is timed from its scheduled send time, so a
  *     stall is not hidden by waiting);
  *   - a closed loop on all connections for the maximum req/s;
- * with RSS read from /proc at idle and at its peak under load. Requests
+ * each phase in --rounds rounds (3), the servers taking turns round by
+ * round, each figure the median of its rounds: one run's p99 moved by 1.5x
+ * between runs of the same binary, with the floor's moving alike only
+ * when measured beside it. RSS is read from /proc at idle and at its peak
+ * under load. Requests
  * alternate between /mutate-batch-v1-job and /validate-batch-v1-job with a
  * realistic Job AdmissionReview (kubectl's last-applied annotation,
  * managedFields, a pod template with resources and env). No thresholds.
@@ -341,6 +345,36 @@ struct result {
     long connects; /* new TLS connections made during the phase */
     double rss_peak;
 };
+
+#define MAX_ROUNDS 15
+
+static int cmp_double(const void *a, const void *b);
+
+/* The rounds of one phase as one result: each figure's median over the
+ * rounds (the servers took turns, so a slow stretch of the machine lands in
+ * one round of each rather than in one server's only), the peak RSS and
+ * the counts summed. */
+static struct result median_round(const struct result *r, int n)
+{
+    double v[4][MAX_ROUNDS];
+    struct result m = {0};
+    for (int i = 0; i < n; i++) {
+        v[0][i] = r[i].p50_ms;
+        v[1][i] = r[i].p99_ms;
+        v[2][i] = r[i].max_ms;
+        v[3][i] = r[i].achieved;
+        m.errors += r[i].errors;
+        m.connects += r[i].connects;
+        m.rss_peak = fmax(m.rss_peak, r[i].rss_peak);
+    }
+    for (int f = 0; f < 4; f++)
+        qsort(v[f], (size_t)n, sizeof(double), cmp_double);
+    m.p50_ms = v[0][n / 2];
+    m.p99_ms = v[1][n / 2];
+    m.max_ms = v[2][n - 1]; /* the worst of all */
+    m.achieved = v[3][n / 2];
+    return m;
+}
 
 static const char *body;
 static size_t body_len;
@@ -1082,18 +1116,28 @@ int main(int argc, char **argv)
 {
     const char *webhook = "bin/mkueue-webhook";
     double rate = 1000, secs = 10;
-    int nconn = 8, nfresh = 200;
+    int nconn = 8, nfresh = 200, rounds = 3;
     unsigned threads = 2;
     static struct option opts[] = {
-        {"webhook", required_argument, 0, 'w'},   {"rate", required_argument, 0, 'r'},
-        {"duration", required_argument, 0, 'd'},  {"connections", required_argument, 0, 'c'},
-        {"threads", required_argument, 0, 't'},   {"static-server", required_argument, 0, 's'},
-        {"hardening", no_argument, 0, 'H'},       {"old", no_argument, 0, 'O'},
-        {"no-hardening", no_argument, 0, 'N'},    {"fresh", required_argument, 0, 'F'},
-        {"kueue-url", required_argument, 0, 'k'}, {"kueue-ca", required_argument, 0, 'a'},
-        {"kueue-pid", required_argument, 0, 'p'}, {"json", required_argument, 0, 'j'},
-        {"trace", required_argument, 0, 'T'},     {"help", no_argument, 0, 'h'},
-        {"baseline", required_argument, 0, 'b'},  {0, 0, 0, 0},
+        {"webhook", required_argument, 0, 'w'},
+        {"rate", required_argument, 0, 'r'},
+        {"duration", required_argument, 0, 'd'},
+        {"connections", required_argument, 0, 'c'},
+        {"threads", required_argument, 0, 't'},
+        {"static-server", required_argument, 0, 's'},
+        {"hardening", no_argument, 0, 'H'},
+        {"old", no_argument, 0, 'O'},
+        {"no-hardening", no_argument, 0, 'N'},
+        {"fresh", required_argument, 0, 'F'},
+        {"kueue-url", required_argument, 0, 'k'},
+        {"kueue-ca", required_argument, 0, 'a'},
+        {"kueue-pid", required_argument, 0, 'p'},
+        {"json", required_argument, 0, 'j'},
+        {"trace", required_argument, 0, 'T'},
+        {"help", no_argument, 0, 'h'},
+        {"baseline", required_argument, 0, 'b'},
+        {"rounds", required_argument, 0, 'R'},
+        {0, 0, 0, 0},
     };
     int o, static_port = 0, only_hardening = 0, old = 0, no_hardening = 0;
     const char *trace_path = NULL, *kueue_url = NULL, *kueue_ca = NULL, *json_path = NULL;
@@ -1149,12 +1193,18 @@ int main(int argc, char **argv)
         case 'b':
             baseline = optarg;
             break;
+        case 'R':
+            rounds = atoi(optarg);
+            break;
         default:
             printf("usage: wh-bench [--webhook BIN] [--rate N] [--duration S] [--connections N]\n"
                    "                [--threads N] [--fresh N] [--json FILE] [--trace FILE]\n"
                    "                [--kueue-url URL --kueue-ca FILE [--kueue-pid PID]]\n"
-                   "                [--baseline BIN] [--hardening | --no-hardening] [--old]\n"
+                   "                [--baseline BIN] [--rounds N] [--hardening | --no-hardening]\n"
+                   "                [--old]\n"
                    "  --fresh N      reviews on a new TLS connection each, per server (200)\n"
+                   "  --rounds N     the fixed-rate and closed-loop phases N times each, the\n"
+                   "                 servers taking turns; the median round is reported (3)\n"
                    "  --json FILE    the figures as JSON (build/bench/webhook.json)\n"
                    "  --trace FILE   per request of the fixed-rate phases: server, send time\n"
                    "                 (s), latency (ms), new connections made\n"
@@ -1171,8 +1221,8 @@ int main(int argc, char **argv)
     log_set_level(LOG_ERROR);
     if (static_port) /* the child: argv[optind] is the cert folder */
         return run_static_server(static_port, argv[optind], threads);
-    if (rate <= 0 || secs <= 0 || nconn < 1 || threads < 1 || nfresh < 1 ||
-        (kueue_url && !kueue_ca))
+    if (rate <= 0 || secs <= 0 || nconn < 1 || threads < 1 || nfresh < 1 || rounds < 1 ||
+        rounds > MAX_ROUNDS || (kueue_url && !kueue_ca))
         die("bad arguments");
     double load_start = load1();
     signal(SIGPIPE, SIG_IGN);
@@ -1310,8 +1360,9 @@ int main(int argc, char **argv)
     }
 
     printf("mkueue-webhook benchmark: %u server threads, %d kept-alive TLS connections, "
-           "%zu-byte Job AdmissionReview (mutate and validate alternating)%s\n",
-           threads, nconn, body_len,
+           "%zu-byte Job AdmissionReview (mutate and validate alternating), median of %d "
+           "rounds%s\n",
+           threads, nconn, body_len, rounds,
            kueue_url ? "; Kueue's controller-manager answers the same review" : "");
     struct result fixed[MAX_TARGETS], closed[MAX_TARGETS];
     double idle[MAX_TARGETS], fr[MAX_TARGETS][2];
@@ -1323,17 +1374,24 @@ int main(int argc, char **argv)
      * connection: a server may have closed those idle through the other
      * servers' phases (mkueue's --idle-timeout is 30 s), and the fixed rate
      * uses a few of them only. */
-    for (int k = 0; k < rep.nt; k++) {
-        load(rep.t[k], &pools[k], nconn, 0, 0.3);
-        load(rep.t[k], &pools[k], nconn, rate, 1); /* warm-up */
-        fixed[k] = load(rep.t[k], &pools[k], nconn, rate, secs);
-    }
+    struct result fr_r[MAX_TARGETS][MAX_ROUNDS], cl_r[MAX_TARGETS][MAX_ROUNDS];
+    for (int i = 0; i < rounds; i++)
+        for (int k = 0; k < rep.nt; k++) {
+            load(rep.t[k], &pools[k], nconn, 0, 0.3);
+            load(rep.t[k], &pools[k], nconn, rate, 1); /* warm-up */
+            fr_r[k][i] = load(rep.t[k], &pools[k], nconn, rate, secs);
+        }
     if (trace)
         fclose(trace);
     trace = NULL;
+    for (int i = 0; i < rounds; i++)
+        for (int k = 0; k < rep.nt; k++) {
+            load(rep.t[k], &pools[k], nconn, 0, 0.3);
+            cl_r[k][i] = load(rep.t[k], &pools[k], nconn, 0, secs);
+        }
     for (int k = 0; k < rep.nt; k++) {
-        load(rep.t[k], &pools[k], nconn, 0, 0.3);
-        closed[k] = load(rep.t[k], &pools[k], nconn, 0, secs);
+        fixed[k] = median_round(fr_r[k], rounds);
+        closed[k] = median_round(cl_r[k], rounds);
     }
     for (int k = 0; k < rep.nt; k++)
         pool_clear(&pools[k]);
@@ -1377,8 +1435,8 @@ int main(int argc, char **argv)
         char cond[256];
         snprintf(cond, sizeof(cond),
                  "%u server threads, %d kept-alive TLS connections, %.0f reviews/s for %.0f s, "
-                 "load1 %.2f at the end",
-                 threads, nconn, rate, secs, load1());
+                 "median of %d rounds, load1 %.2f at the end",
+                 threads, nconn, rate, secs, rounds, load1());
         write_json(&rep, json_path, load_start, cond);
     }
 

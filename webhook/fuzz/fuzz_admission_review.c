@@ -92,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* the patch applies to the object it was computed for */
     struct wh_review r;
     char err[256];
-    if (wh_review_decode((const char *)data, size, 1 << 20, &r, err, sizeof(err)) == 0) {
+    if (wh_review_decode((const char *)data, size, 1 << 20, NULL, &r, err, sizeof(err)) == 0) {
         char api[256];
         snprintf(api, sizeof(api), "%s%s%s", r.group, r.group[0] ? "/" : "", r.version);
         const struct mk_kind *k = mk_kind_by_gvk(api, r.kind);
