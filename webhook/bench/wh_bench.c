@@ -280,6 +280,25 @@ static double rss_mib(pid_t pid)
     return status_mib(pid, "VmRSS");
 }
 
+/* utime + stime of a process in seconds (/proc/PID/stat), -1 unknown. */
+static double cpu_s(pid_t pid)
+{
+    char path[64], line[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = pid > 0 ? fopen(path, "r") : NULL;
+    if (!f)
+        return -1;
+    char *rp = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+    fclose(f);
+    unsigned long long ut, st;
+    /* after "pid (comm)": state ppid pgrp session tty tpgid flags minflt
+     * cminflt majflt cmajflt utime stime */
+    if (!rp ||
+        sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return -1;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 static size_t sink(char *p, size_t sz, size_t n, void *ud)
 {
     (void)p;
@@ -344,6 +363,7 @@ struct result {
     long errors;
     long connects; /* new TLS connections made during the phase */
     double rss_peak;
+    double cpu_us; /* the server process's CPU per review (utime + stime), -1 unknown */
 };
 
 #define MAX_ROUNDS 15
@@ -356,23 +376,25 @@ static int cmp_double(const void *a, const void *b);
  * the counts summed. */
 static struct result median_round(const struct result *r, int n)
 {
-    double v[4][MAX_ROUNDS];
+    double v[5][MAX_ROUNDS];
     struct result m = {0};
     for (int i = 0; i < n; i++) {
         v[0][i] = r[i].p50_ms;
         v[1][i] = r[i].p99_ms;
         v[2][i] = r[i].max_ms;
         v[3][i] = r[i].achieved;
+        v[4][i] = r[i].cpu_us;
         m.errors += r[i].errors;
         m.connects += r[i].connects;
         m.rss_peak = fmax(m.rss_peak, r[i].rss_peak);
     }
-    for (int f = 0; f < 4; f++)
+    for (int f = 0; f < 5; f++)
         qsort(v[f], (size_t)n, sizeof(double), cmp_double);
     m.p50_ms = v[0][n / 2];
     m.p99_ms = v[1][n / 2];
     m.max_ms = v[2][n - 1]; /* the worst of all */
     m.achieved = v[3][n / 2];
+    m.cpu_us = v[4][n / 2];
     return m;
 }
 
@@ -452,7 +474,7 @@ static struct result load(const struct target *t, struct pool *p, int nconn, dou
     char url[2][320];
     snprintf(url[0], sizeof(url[0]), "%s/mutate-batch-v1-job?timeout=10s", t->base);
     snprintf(url[1], sizeof(url[1]), "%s/validate-batch-v1-job?timeout=10s", t->base);
-    double t0 = now_s(), end = t0 + secs, next_rss = t0;
+    double t0 = now_s(), end = t0 + secs, next_rss = t0, cpu0 = cpu_s(t->pid);
     long sent = 0, done = 0;
     for (;;) {
         double now = now_s();
@@ -520,8 +542,9 @@ static struct result load(const struct target *t, struct pool *p, int nconn, dou
         }
         curl_multi_poll(m, NULL, 0, (int)wait_ms, NULL);
     }
-    double elapsed = now_s() - t0;
+    double elapsed = now_s() - t0, cpu1 = cpu_s(t->pid);
     r.achieved = (double)done / elapsed;
+    r.cpu_us = cpu0 >= 0 && cpu1 >= 0 && done > 0 ? (cpu1 - cpu0) * 1e6 / (double)done : -1;
     qsort(lat, n, sizeof(*lat), cmp_double);
     r.p50_ms = pct(lat, n, 0.5);
     r.p99_ms = pct(lat, n, 0.99);
@@ -1415,7 +1438,10 @@ int main(int argc, char **argv)
     ROW(what, "reviews/s", "higher", "%.0f", fixed[k].achieved);
     snprintf(what, sizeof(what), "new connections at %.0f/s", rate);
     ROW(what, "connections", "lower", "%.0f", (double)fixed[k].connects);
+    snprintf(what, sizeof(what), "server CPU us per review at %.0f/s", rate);
+    ROW(what, "us", "lower", "%.0f", fixed[k].cpu_us);
     ROW("max reviews/s (closed loop)", "reviews/s", "higher", "%.0f", closed[k].achieved);
+    ROW("server CPU us per review at max", "us", "lower", "%.0f", closed[k].cpu_us);
     ROW("p99 ms at max", "ms", "lower", "%.3f", closed[k].p99_ms);
     ROW("p50 ms on a new TLS connection", "ms", "lower", "%.3f", fr[k][0]);
     ROW("p99 ms on a new TLS connection", "ms", "lower", "%.3f", fr[k][1]);
