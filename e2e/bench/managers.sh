@@ -282,11 +282,42 @@ reconciler() {
 rss() { local p s=0; for p; do s=$((s + $(awk '/^VmRSS/ { print $2 }' "/proc/$p/status"))); done; awk -v s=$s 'BEGIN { printf "%.1f", s / 1024 }'; }
 cpu() { local p t=0; for p; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done; awk -v t=$t -v hz="$HZ" 'BEGIN { printf "%.2f", t / hz }'; }
 
-OURS=() KUEUE=() CPU0=0 KCPU0=0
+OURS=() KUEUE=() CPU0=0 KCPU0=0 BCPU0=0 WKCPU0=0
 put() { echo "$1 $2" >>"$KV/$MODE.kv"; }
+# bed_pids [PATTERN]: the live processes of the test bed (its pids files:
+# control planes, etcd, the workers' Kueue, KWOK, job controllers) whose
+# name matches the shell pattern PATTERN (default: all but a manager's
+# Kueue, which is measured as the manager under test)
+bed_pids() {
+    local f pid name
+    for f in "$MKUEUE_E2E_DIR"/pids "$MKUEUE_E2E_DIR"/pids-*; do
+        [ -f "$f" ] || continue
+        while read -r pid name; do
+            # shellcheck disable=SC2053 # PATTERN is a glob on purpose
+            [ -z "${1:-}" ] && [[ $name == kueue-manager* ]] && continue
+            [[ $name == ${1:-*} ]] && [ -e "/proc/$pid/stat" ] && echo "$pid"
+        done <"$f"
+    done
+}
+# bed_cpu: CPU seconds of the bed's processes so far, every one and the
+# workers' Kueue alone ("ALL WORKERS_KUEUE"): on 2 shared cores, what the
+# bed spends per job beside the manager under test is what slows it as
+# workers are added
+bed_cpu() { echo "$(bed_pids | pids_cpu) $(bed_pids 'kueue-worker-*' | pids_cpu)"; }
+# pids_cpu: CPU seconds of the pids on stdin (one that exited meanwhile is
+# left out, not an error)
+pids_cpu() {
+    sed 's|.*|/proc/&/stat|' | { xargs -r cat 2>/dev/null || true; } |
+        awk -v hz="$HZ" '{ t += $14 + $15 } END { printf "%.2f", t / hz }'
+}
 # stage NAME: RSS now and the CPU seconds since the last stage, of our
-# processes (OURS) and, beside them, of Kueue (KUEUE)
+# processes (OURS), beside them of Kueue (KUEUE), and of the bed (bed_cpu)
 stage() {
+    local b
+    read -r -a b <<<"$(bed_cpu)"
+    put "bed_cpu_$1_s" "$(awk -v a="${b[0]}" -v z="$BCPU0" 'BEGIN { printf "%.2f", a - z }')"
+    put "workers_kueue_cpu_$1_s" "$(awk -v a="${b[1]}" -v z="$WKCPU0" 'BEGIN { printf "%.2f", a - z }')"
+    BCPU0=${b[0]} WKCPU0=${b[1]}
     if [ ${#OURS[@]} -gt 0 ]; then
         local c; c=$(cpu "${OURS[@]}")
         put "rss_$1_mib" "$(rss "${OURS[@]}")"
@@ -303,7 +334,13 @@ stage() {
         KCPU0=$c
     fi
 }
-zero() { CPU0=0 KCPU0=0; [ ${#OURS[@]} -gt 0 ] && CPU0=$(cpu "${OURS[@]}"); [ ${#KUEUE[@]} -gt 0 ] && KCPU0=$(cpu "${KUEUE[@]}"); return 0; }
+zero() {
+    CPU0=0 KCPU0=0
+    [ ${#OURS[@]} -gt 0 ] && CPU0=$(cpu "${OURS[@]}")
+    [ ${#KUEUE[@]} -gt 0 ] && KCPU0=$(cpu "${KUEUE[@]}")
+    read -r BCPU0 WKCPU0 <<<"$(bed_cpu)"
+    return 0
+}
 
 # Workloads on the manager (one list call: the count the API server keeps)
 workloads() {

@@ -146,6 +146,17 @@ def collect(out, kvdir, floor_mode):
     row("controller CPU per dispatched job (latency + throughput runs)", "ms", "lower", None,
         derive=lambda d, p: per(d, p + "cpu_latency_s", p + "cpu_throughput_s",
                                 "m_throughput_dispatched", "m_dispatch_apply_to_remote_job_samples"))
+    # the bed beside the manager: on shared cores, what grows with the
+    # workers there slows every manager alike (managers.sh bed_cpu)
+    row("bed CPU per dispatched job, every process of the bed (latency + throughput runs)",
+        "ms", "lower", None,
+        derive=lambda d, p: per(d, p + "bed_cpu_latency_s", p + "bed_cpu_throughput_s",
+                                "m_throughput_dispatched", "m_dispatch_apply_to_remote_job_samples"))
+    row("workers' Kueue CPU per dispatched job, all workers (latency + throughput runs)",
+        "ms", "lower", None,
+        derive=lambda d, p: per(d, p + "workers_kueue_cpu_latency_s",
+                                p + "workers_kueue_cpu_throughput_s",
+                                "m_throughput_dispatched", "m_dispatch_apply_to_remote_job_samples"))
     row("controller CPU, dispatching the running jobs", "s", "lower", "cpu_running_s")
     prev = 0
     for t in tracked:
