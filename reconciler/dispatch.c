@@ -647,7 +647,8 @@ static int wl_status(struct rc_ctx *x, json_t **cur, json_t *status)
 }
 
 /* Deletes a remote job (Background, preconditioned on its UID). */
-static int delete_remote_job(struct rc_ctx *x, struct held *h, int i, const json_t *job)
+static int delete_remote_job(struct rc_ctx *x, struct held *h, int i, const json_t *job,
+                             struct remote_call *call)
 {
     struct kc_client *c = mkcs_conn_client(h->conns[i]);
     struct kc_resource res = mk_kind_resource(h->obs.kind);
@@ -656,14 +657,16 @@ static int delete_remote_job(struct rc_ctx *x, struct held *h, int i, const json
     if (kc_delete(c, &res, jx_str(job, "metadata.namespace"), name, "Background",
                   jx_str(job, "metadata.uid"), &st) < 0 &&
         !kc_is_not_found(&st) && st.http != 409) {
-        remote_failed(x, &h->call.answered, h->remotes[i].cluster, "delete job", name, &st);
+        remote_failed(x, &call->answered, h->remotes[i].cluster, "delete job", name, &st);
         return -1;
     }
     LOG_I(LG, "remote job deleted", "cluster", h->remotes[i].cluster, "job", name);
     return 0;
 }
 
-static int remove_remote(struct rc_ctx *x, struct held *h, int i)
+/* Touches h->remotes[i] and its connection only (removals of different
+ * copies run side by side: remove_copies). */
+static int remove_remote(struct rc_ctx *x, struct held *h, int i, struct remote_call *call)
 {
     struct rc_remote *r = &h->remotes[i];
     struct kc_client *c = mkcs_conn_client(h->conns[i]);
@@ -674,8 +677,8 @@ static int remove_remote(struct rc_ctx *x, struct held *h, int i)
         /* a pod group: every copy of its pods (Kueue's DeleteRemoteObject) */
         size_t j, n = h->group ? json_array_size(h->rmembers[i]) : 1;
         for (j = 0; j < n; j++)
-            if (delete_remote_job(x, h, i, h->group ? json_array_get(h->rmembers[i], j) : r->job) <
-                0)
+            if (delete_remote_job(x, h, i, h->group ? json_array_get(h->rmembers[i], j) : r->job,
+                                  call) < 0)
                 return -1;
     }
     if (r->wl) {
@@ -686,13 +689,13 @@ static int remove_remote(struct rc_ctx *x, struct held *h, int i)
                 p ? kc_patch(c, &WORKLOADS, ns, n, NULL, KC_PATCH_MERGE, p, NULL, NULL, &st) : -1;
             json_decref(p);
             if (rc < 0 && !kc_is_not_found(&st)) {
-                remote_failed(x, &h->call.answered, r->cluster, "remove finalizer", n, &st);
+                remote_failed(x, &call->answered, r->cluster, "remove finalizer", n, &st);
                 return -1;
             }
         }
         if (kc_delete(c, &WORKLOADS, ns, n, NULL, jx_str(r->wl, "metadata.uid"), &st) < 0 &&
             !kc_is_not_found(&st) && st.http != 409) {
-            remote_failed(x, &h->call.answered, r->cluster, "delete workload", n, &st);
+            remote_failed(x, &call->answered, r->cluster, "delete workload", n, &st);
             return -1;
         }
         LOG_I(LG, "remote workload deleted", "cluster", r->cluster, "workload", n);
@@ -1197,6 +1200,70 @@ static size_t create_copies(struct rc_ctx *x, struct held *h, const struct rc_pl
     return end - k;
 }
 
+/* A plan's removals of remote copies (consecutive actions: the losers once
+ * a worker admitted, or the copies of a Workload that leaves its workers),
+ * made at once as the copies are created: with 8 workers a winner's seven
+ * losers, each a finalizer patch and a delete, held a reconcile thread for
+ * fourteen round trips, and at 3 jobs/s the four threads were queued
+ * behind them. The log and the failures are told in plan order. */
+struct copy_removal {
+    const struct rc_act *a;
+    int rc;
+    struct remote_call call;
+};
+
+struct copy_removals {
+    struct rc_ctx *x;
+    struct held *h;
+    const char *key;
+    struct copy_removal c[RC_MAX_ACTS];
+};
+
+static void remove_one_copy(void *arg, size_t i)
+{
+    struct copy_removals *g = arg;
+    struct copy_removal *c = &g->c[i];
+    c->rc = -1;
+    if (worker_enter(g->x, g->h, c->a, g->key, &c->call) < 0)
+        return;
+    c->rc = remove_remote(g->x, g->h, c->a->cluster, &c->call);
+    worker_leave(g->x, g->h, c->a, c->rc, &c->call);
+}
+
+/* Runs the REMOVE_REMOTE actions from p->acts[k] on (those that may run);
+ * returns how many actions it consumed. */
+static size_t remove_copies(struct rc_ctx *x, struct held *h, const struct rc_plan *p, size_t k,
+                            const char *key, struct rc_run_state *run)
+{
+    struct copy_removals *g = calloc(1, sizeof(*g));
+    size_t end = k, n = 0;
+    while (end < p->n && p->acts[end].type == RC_ACT_REMOVE_REMOTE)
+        end++;
+    if (!g) { /* each fails, to be retried */
+        for (size_t j = k; j < end; j++)
+            rc_run_failed(run, &p->acts[j]);
+        return end - k;
+    }
+    *g = (struct copy_removals){.x = x, .h = h, .key = key};
+    for (size_t j = k; j < end; j++) {
+        if (rc_act_run(&p->acts[j], run) != RC_RUN)
+            continue;
+        /* which step decided it: a removed copy is the one action a reader
+         * of the log must be able to explain */
+        LOG_I(LG, "removing the remote copy", "cluster", h->remotes[p->acts[j].cluster].cluster,
+              "workload", key, "step", p->step);
+        g->c[n++].a = &p->acts[j];
+    }
+    rc_fanout(n, remove_one_copy, g, NULL);
+    for (size_t i = 0; i < n; i++)
+        if (g->c[i].rc < 0) {
+            LOG_D(LG, "action failed", "workload", key, "action", rc_act_name(g->c[i].a->type));
+            rc_run_failed(run, g->c[i].a);
+        }
+    free(g);
+    return end - k;
+}
+
 /* The job's side of a why.h or placement.h Event (the job as the Event's object). */
 static void event_on_job(struct rc_ctx *x, struct held *h, const char *etype, const char *reason,
                          const char *message)
@@ -1230,6 +1297,10 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             k += create_copies(x, h, p, k, key, cur, &run_state) - 1;
             continue;
         }
+        if (a->type == RC_ACT_REMOVE_REMOTE) {
+            k += remove_copies(x, h, p, k, key, &run_state) - 1;
+            continue;
+        }
         const char *cluster = a->cluster >= 0 ? h->remotes[a->cluster].cluster : NULL;
         long after;
         if (worker_enter(x, h, a, key, &h->call) < 0) {
@@ -1241,13 +1312,7 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             rc = wl_status(x, &cur, a->patch);
             h->status_written |= rc == 0;
             break;
-        case RC_ACT_REMOVE_REMOTE:
-            /* which step decided it: a removed copy is the one action a
-             * reader of the log must be able to explain */
-            LOG_I(LG, "removing the remote copy", "cluster", cluster, "workload", key, "step",
-                  p->step);
-            rc = remove_remote(x, h, a->cluster);
-            break;
+        case RC_ACT_REMOVE_REMOTE:    /* remove_copies, above */
         case RC_ACT_CREATE_REMOTE_WL: /* create_copies, above */
             break;
         case RC_ACT_CREATE_REMOTE_JOB:
