@@ -665,7 +665,7 @@ static int delete_remote_job(struct rc_ctx *x, struct held *h, int i, const json
 }
 
 /* Touches h->remotes[i] and its connection only (removals of different
- * copies run side by side: remove_copies). */
+ * copies run side by side: copy_calls). */
 static int remove_remote(struct rc_ctx *x, struct held *h, int i, struct remote_call *call)
 {
     struct rc_remote *r = &h->remotes[i];
@@ -1127,66 +1127,79 @@ static void worker_leave(struct rc_ctx *x, struct held *h, const struct rc_act *
     }
 }
 
-/* A plan's remote Workload copies (consecutive actions, one per worker:
- * AllAtOnce nominates them all), created at once (fanout.h): the slowest
- * worker's create, not their sum, is what the job waits for. Each call
- * touches only its own entry; the caller reports them in plan order. */
-struct wl_copy {
+/* A plan's calls to its copies, one per worker, made at once (fanout.h):
+ * consecutive CREATE_REMOTE_WL actions (AllAtOnce nominates every worker:
+ * the job waits for the slowest create, not their sum) and consecutive
+ * REMOVE_REMOTE actions (a winner's losers: with 8 workers seven of them,
+ * a finalizer patch and a delete each, held a reconcile thread for
+ * fourteen round trips). Each call touches only its own entry and its
+ * worker's h->remotes[i]; the log and the failures are told in plan
+ * order, by the calling thread. */
+struct copy_call {
     const struct rc_act *a;
-    json_t *obj; /* the copy to create (owned) */
+    json_t *obj; /* a create's copy (owned) */
     int rc, created;
     struct remote_call call;
 };
 
-struct wl_copies {
+struct copy_calls {
     struct rc_ctx *x;
     struct held *h;
     const char *key;
-    struct wl_copy c[RC_MAX_ACTS];
+    struct copy_call c[RC_MAX_ACTS];
 };
 
-static void create_one_copy(void *arg, size_t i)
+static void one_copy_call(void *arg, size_t i)
 {
-    struct wl_copies *g = arg;
-    struct wl_copy *c = &g->c[i];
+    struct copy_calls *g = arg;
+    struct copy_call *c = &g->c[i];
+    int create = c->a->type == RC_ACT_CREATE_REMOTE_WL;
     c->rc = -1;
-    if (!c->obj || worker_enter(g->x, g->h, c->a, g->key, &c->call) < 0)
+    if ((create && !c->obj) || worker_enter(g->x, g->h, c->a, g->key, &c->call) < 0)
         return;
-    c->rc =
-        create_remote(g->x, g->h, c->a->cluster, &WORKLOADS, c->obj, NULL, &c->created, &c->call);
+    c->rc = create ? create_remote(g->x, g->h, c->a->cluster, &WORKLOADS, c->obj, NULL, &c->created,
+                                   &c->call)
+                   : remove_remote(g->x, g->h, c->a->cluster, &c->call);
     worker_leave(g->x, g->h, c->a, c->rc, &c->call);
 }
 
-/* Runs the CREATE_REMOTE_WL actions from p->acts[k] on (those that may
+/* Runs the actions from p->acts[k] on that have its type (those that may
  * run, rc_act_run); returns how many actions it consumed. Failures are
  * noted in *run as the loop's own. */
-static size_t create_copies(struct rc_ctx *x, struct held *h, const struct rc_plan *p, size_t k,
-                            const char *key, const json_t *cur, struct rc_run_state *run)
+static size_t copy_calls(struct rc_ctx *x, struct held *h, const struct rc_plan *p, size_t k,
+                         const char *key, const json_t *cur, struct rc_run_state *run)
 {
-    struct wl_copies *g = calloc(1, sizeof(*g));
+    enum rc_act_type type = p->acts[k].type;
+    struct copy_calls *g = calloc(1, sizeof(*g));
     size_t end = k, n = 0;
-    while (end < p->n && p->acts[end].type == RC_ACT_CREATE_REMOTE_WL)
+    while (end < p->n && p->acts[end].type == type)
         end++;
     if (!g) { /* each fails, to be retried */
         for (size_t j = k; j < end; j++)
             rc_run_failed(run, &p->acts[j]);
         return end - k;
     }
-    *g = (struct wl_copies){.x = x, .h = h, .key = key};
+    *g = (struct copy_calls){.x = x, .h = h, .key = key};
     for (size_t j = k; j < end; j++) {
-        if (rc_act_run(&p->acts[j], run) != RC_RUN)
+        const struct rc_act *a = &p->acts[j];
+        if (rc_act_run(a, run) != RC_RUN)
             continue; /* its worker already failed in this plan */
-        g->c[n].a = &p->acts[j];
-        g->c[n].obj = rc_remote_workload(cur, x->cfg->origin);
+        g->c[n].a = a;
+        if (type == RC_ACT_CREATE_REMOTE_WL)
+            g->c[n].obj = rc_remote_workload(cur, x->cfg->origin);
+        else /* which step decided it: a removed copy is the one action a
+              * reader of the log must be able to explain */
+            LOG_I(LG, "removing the remote copy", "cluster", h->remotes[a->cluster].cluster,
+                  "workload", key, "step", p->step);
         n++;
     }
-    rc_fanout(n, create_one_copy, g, NULL);
+    rc_fanout(n, one_copy_call, g, NULL);
     for (size_t i = 0; i < n; i++) {
-        struct wl_copy *c = &g->c[i];
+        struct copy_call *c = &g->c[i];
         const char *cluster = h->remotes[c->a->cluster].cluster;
-        if (c->rc == 0 || c->call.err[0]) /* what the worker said, for the message */
+        if (type == RC_ACT_CREATE_REMOTE_WL && (c->rc == 0 || c->call.err[0]))
             rc_why_create_result(x->why, key, cluster, c->rc == 0 ? NULL : c->call.err);
-        if (c->rc == 0 && c->created) {
+        if (type == RC_ACT_CREATE_REMOTE_WL && c->rc == 0 && c->created) {
             rc_metric_dispatched(&x->metrics, h->cq, cluster);
             LOG_I(LG, "remote workload created", "cluster", cluster, "workload", key);
         }
@@ -1196,70 +1209,6 @@ static size_t create_copies(struct rc_ctx *x, struct held *h, const struct rc_pl
         }
         json_decref(c->obj);
     }
-    free(g);
-    return end - k;
-}
-
-/* A plan's removals of remote copies (consecutive actions: the losers once
- * a worker admitted, or the copies of a Workload that leaves its workers),
- * made at once as the copies are created: with 8 workers a winner's seven
- * losers, each a finalizer patch and a delete, held a reconcile thread for
- * fourteen round trips, and at 3 jobs/s the four threads were queued
- * behind them. The log and the failures are told in plan order. */
-struct copy_removal {
-    const struct rc_act *a;
-    int rc;
-    struct remote_call call;
-};
-
-struct copy_removals {
-    struct rc_ctx *x;
-    struct held *h;
-    const char *key;
-    struct copy_removal c[RC_MAX_ACTS];
-};
-
-static void remove_one_copy(void *arg, size_t i)
-{
-    struct copy_removals *g = arg;
-    struct copy_removal *c = &g->c[i];
-    c->rc = -1;
-    if (worker_enter(g->x, g->h, c->a, g->key, &c->call) < 0)
-        return;
-    c->rc = remove_remote(g->x, g->h, c->a->cluster, &c->call);
-    worker_leave(g->x, g->h, c->a, c->rc, &c->call);
-}
-
-/* Runs the REMOVE_REMOTE actions from p->acts[k] on (those that may run);
- * returns how many actions it consumed. */
-static size_t remove_copies(struct rc_ctx *x, struct held *h, const struct rc_plan *p, size_t k,
-                            const char *key, struct rc_run_state *run)
-{
-    struct copy_removals *g = calloc(1, sizeof(*g));
-    size_t end = k, n = 0;
-    while (end < p->n && p->acts[end].type == RC_ACT_REMOVE_REMOTE)
-        end++;
-    if (!g) { /* each fails, to be retried */
-        for (size_t j = k; j < end; j++)
-            rc_run_failed(run, &p->acts[j]);
-        return end - k;
-    }
-    *g = (struct copy_removals){.x = x, .h = h, .key = key};
-    for (size_t j = k; j < end; j++) {
-        if (rc_act_run(&p->acts[j], run) != RC_RUN)
-            continue;
-        /* which step decided it: a removed copy is the one action a reader
-         * of the log must be able to explain */
-        LOG_I(LG, "removing the remote copy", "cluster", h->remotes[p->acts[j].cluster].cluster,
-              "workload", key, "step", p->step);
-        g->c[n++].a = &p->acts[j];
-    }
-    rc_fanout(n, remove_one_copy, g, NULL);
-    for (size_t i = 0; i < n; i++)
-        if (g->c[i].rc < 0) {
-            LOG_D(LG, "action failed", "workload", key, "action", rc_act_name(g->c[i].a->type));
-            rc_run_failed(run, g->c[i].a);
-        }
     free(g);
     return end - k;
 }
@@ -1293,12 +1242,8 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             break;
         if (run == RC_SKIP)
             continue;
-        if (a->type == RC_ACT_CREATE_REMOTE_WL) {
-            k += create_copies(x, h, p, k, key, cur, &run_state) - 1;
-            continue;
-        }
-        if (a->type == RC_ACT_REMOVE_REMOTE) {
-            k += remove_copies(x, h, p, k, key, &run_state) - 1;
+        if (a->type == RC_ACT_CREATE_REMOTE_WL || a->type == RC_ACT_REMOVE_REMOTE) {
+            k += copy_calls(x, h, p, k, key, cur, &run_state) - 1;
             continue;
         }
         const char *cluster = a->cluster >= 0 ? h->remotes[a->cluster].cluster : NULL;
@@ -1312,8 +1257,8 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             rc = wl_status(x, &cur, a->patch);
             h->status_written |= rc == 0;
             break;
-        case RC_ACT_REMOVE_REMOTE:    /* remove_copies, above */
-        case RC_ACT_CREATE_REMOTE_WL: /* create_copies, above */
+        case RC_ACT_REMOVE_REMOTE:    /* copy_calls, above */
+        case RC_ACT_CREATE_REMOTE_WL: /* copy_calls, above */
             break;
         case RC_ACT_CREATE_REMOTE_JOB:
             rc = create_remote_job(x, h, a->cluster, cur);
