@@ -280,7 +280,7 @@ reconciler() {
 # ---- figures ------------------------------------------------------------------------
 # rss PID...: summed VmRSS in MiB;  cpu PID...: summed utime + stime in seconds
 rss() { local p s=0; for p; do s=$((s + $(awk '/^VmRSS/ { print $2 }' "/proc/$p/status"))); done; awk -v s=$s 'BEGIN { printf "%.1f", s / 1024 }'; }
-cpu() { local p t=0; for p; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done; awk -v t=$t -v hz="$HZ" 'BEGIN { printf "%.2f", t / hz }'; }
+cpu() { printf '%s\n' "$@" | pids_cpu; }
 
 OURS=() KUEUE=() CPU0=0 KCPU0=0 BCPU0=0 WKCPU0=0
 put() { echo "$1 $2" >>"$KV/$MODE.kv"; }
@@ -304,8 +304,8 @@ bed_pids() {
 # bed spends per job beside the manager under test is what slows it as
 # workers are added
 bed_cpu() { echo "$(bed_pids | pids_cpu) $(bed_pids 'kueue-worker-*' | pids_cpu)"; }
-# pids_cpu: CPU seconds of the pids on stdin (one that exited meanwhile is
-# left out, not an error)
+# pids_cpu: summed utime + stime in seconds of the pids on stdin (one that
+# exited meanwhile is left out, not an error)
 pids_cpu() {
     sed 's|.*|/proc/&/stat|' | { xargs -r cat 2>/dev/null || true; } |
         awk -v hz="$HZ" '{ t += $14 + $15 } END { printf "%.2f", t / hz }'

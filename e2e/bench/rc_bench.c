@@ -259,11 +259,6 @@ static int create_copies(json_t *wl)
     return rc | c[0].rc;
 }
 
-/* admit: the copies go to the workers' LocalQueue QUEUE and the clusterName
- * is written once a worker's Kueue admitted one, as mkueue must wait for
- * that (else the copies name no queue there and the first worker wins).
- * The time ends when the remote job exists; the losers' copies go after
- * it, as mkueue removes them (reconciler/decide.c, step d). */
 /* AllAtOnce's nominations: every worker */
 static json_t *nominations(void)
 {
@@ -276,6 +271,11 @@ static json_t *nominations(void)
     return json_pack("{s:{s:o}}", "status", "nominatedClusterNames", names);
 }
 
+/* admit: the copies go to the workers' LocalQueue QUEUE and the clusterName
+ * is written once a worker's Kueue admitted one, as mkueue must wait for
+ * that (else the copies name no queue there and the first worker wins).
+ * The time ends when the remote job exists; the losers' copies go after
+ * it, as mkueue removes them (reconciler/decide.c, step d). */
 static double floor_dispatch(const char *name, int admit)
 {
     struct kc_status st;
