@@ -29,8 +29,9 @@
 #     p50/p99 with T Workloads tracked, beside the paced run's (about none);
 #   - the manager API server's writes per job during each latency run, from
 #     every client (the bench's own job creates included; Events apart);
-#   - the floor (the same API calls made directly) in mode mkueue-standalone
-#     only: after each latency run and at each tracked level;
+#   - the floor (the same API calls made directly, at the same count and
+#     pace) in mode mkueue-standalone only: after each latency run and at
+#     each tracked level;
 #   - every timed run (and its floor) placed between the bed's periodic
 #     OpenAPI rebuilds (clear_of_stall), the seconds waited for that in
 #     stall_waited_s, what a run still held in *bed_stall_s.

@@ -5,14 +5,16 @@
  *   rc_bench --dir E2E_DIR --ns NS latency N RATE
  *       N jobs applied at RATE/s: apply -> remote job exists; then their
  *       pods finish: remote job Complete -> manager job Complete. p50/p99.
- *       Floor: the dispatch's API calls in sequence (create job, create
+ *       Floor, at the same pace (dispatch K starts at K / RATE s in its own
+ *       thread, so the bed carries as many at once as it does for mkueue):
+ *       the dispatch's API calls in sequence (create job, create
  *       Workload, 3 status patches, a remote Workload on every worker side
  *       by side, clusterName patch, create the remote job; then, untimed,
  *       delete the losers, Ready patch), and for the
  *       status: GET remote job + PATCH manager status; then the dispatch's
  *       again with the copies in the workers' LocalQueue, waiting for a
  *       worker's Kueue to admit one before the clusterName (mkueue waits
- *       for that too; floor_worker_admission).
+ *       for that too, on a watch as here; floor_worker_admission).
  *   rc_bench --dir E2E_DIR --ns NS throughput M THREADS
  *       M jobs created by THREADS threads: jobs/s until every remote job
  *       exists; floor: the same calls made directly with THREADS threads.
@@ -28,6 +30,7 @@
  * Output: one "key value" line per figure (milliseconds, jobs/s). */
 #include <jansson.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,20 +206,37 @@ static int admitted(const json_t *o)
     return 0;
 }
 
-/* The worker whose Kueue admitted its copy first (polled every
- * ADMIT_POLL_MS, so the figure is at most that late), -1 after 30 s. */
-#define ADMIT_POLL_MS 10
+/* The worker whose Kueue admitted a floor copy first, seen by a watch on
+ * every worker's Workloads as mkueue sees it (admitted_on: name -> worker
+ * index + 1, set by on_copy); -1 after 30 s. */
+static struct smap *admitted_on;
+
+static void on_copy(const char *key, json_t *obj, void *ud)
+{
+    (void)key;
+    const char *n = jx_str(obj, "metadata.name");
+    if (!n || !admitted(obj) || jx_get(obj, "metadata.deletionTimestamp"))
+        return; /* a copy of an earlier run, going */
+    pthread_mutex_lock(&mu);
+    if (!smap_get(admitted_on, n) && smap_put(admitted_on, n, ud, NULL) < 0)
+        fprintf(stderr, "floor: no memory to note %s\n", n);
+    pthread_mutex_unlock(&mu);
+}
+
+static void on_copy_upd(const char *key, json_t *old, json_t *obj, void *ud)
+{
+    (void)old;
+    on_copy(key, obj, ud);
+}
+
 static int first_admitted(const char *name)
 {
-    for (double end = now_ms() + 30000; now_ms() < end; sleep_ms(ADMIT_POLL_MS)) {
-        for (int w = 0; w < nwk; w++) {
-            struct kc_status st;
-            json_t *o = NULL;
-            int yes = kc_get(wk[w], &WLS, NS, name, &o, &st) == 0 && admitted(o);
-            json_decref(o);
-            if (yes)
-                return w;
-        }
+    for (double end = now_ms() + 30000; now_ms() < end; sleep_ms(1)) {
+        pthread_mutex_lock(&mu);
+        intptr_t w = (intptr_t)smap_get(admitted_on, name);
+        pthread_mutex_unlock(&mu);
+        if (w)
+            return (int)w - 1;
     }
     return -1;
 }
@@ -374,6 +394,56 @@ static double floor_status(const char *name)
     return rc < 0 ? -1 : now_ms() - t0;
 }
 
+/* The floor at the latency run's pace: dispatch K starts at K / RATE s in
+ * its own thread, whatever the ones before are doing, as jobs are applied.
+ * Writes the dispatch times (and, with st, the status floor's) that ended. */
+struct floor_one {
+    int k, admit;
+    double dispatch, status;
+};
+
+static void *floor_run(void *arg)
+{
+    struct floor_one *f = arg;
+    char name[64];
+    snprintf(name, sizeof(name), f->admit ? "floora-%d" : "floor-%d", f->k);
+    f->dispatch = floor_dispatch(name, f->admit);
+    f->status = f->dispatch >= 0 && !f->admit ? floor_status(name) : -1;
+    return NULL;
+}
+
+static void floor_paced(int n, double rate, int admit, double *d, size_t *nd, double *st,
+                        size_t *nst)
+{
+    struct floor_one *f = calloc((size_t)n, sizeof(*f));
+    pthread_t *th = calloc((size_t)n, sizeof(*th));
+    int *started = calloc((size_t)n, sizeof(*started));
+    if (!f || !th || !started) {
+        fprintf(stderr, "floor: no memory for %d threads\n", n);
+        goto out;
+    }
+    double start = now_ms();
+    for (int k = 0; k < n; k++) {
+        f[k] = (struct floor_one){k, admit, -1, -1};
+        sleep_ms(start + k * 1000.0 / rate - now_ms());
+        started[k] = pthread_create(&th[k], NULL, floor_run, &f[k]) == 0;
+        if (!started[k])
+            floor_run(&f[k]); /* no thread: run here, late */
+    }
+    for (int k = 0; k < n; k++) {
+        if (started[k])
+            pthread_join(th[k], NULL);
+        if (f[k].dispatch >= 0)
+            d[(*nd)++] = f[k].dispatch;
+        if (st && f[k].status >= 0)
+            st[(*nst)++] = f[k].status;
+    }
+out:
+    free(f);
+    free(th);
+    free(started);
+}
+
 /* ---- remote pods finish ----------------------------------------------------------- */
 
 static int finish_pod(const char *job)
@@ -522,6 +592,7 @@ int main(int argc, char **argv)
     remote_seen = smap_new();
     remote_done = smap_new();
     mgr_done = smap_new();
+    admitted_on = smap_new();
 
     if (!strcmp(mode, "create") && i + 2 < argc) {
         int n = atoi(argv[i + 1]);
@@ -544,6 +615,17 @@ int main(int argc, char **argv)
     for (int w = 0; w <= nwk; w++)
         while (!kcache_synced(w < nwk ? rc[w] : mc))
             sleep_ms(20);
+    /* the floor's admission is watched on the workers, as mkueue watches it */
+    struct kcache *cc[MAX_WORKERS] = {0};
+    struct kw_informer *cinf[MAX_WORKERS] = {0};
+    for (int w = 0; w < nwk && !no_floor; w++) {
+        const struct kcache_handlers ch = {on_copy, on_copy_upd, NULL, (void *)(intptr_t)(w + 1)};
+        cc[w] = kcache_new();
+        kcache_add_handlers(cc[w], &ch);
+        cinf[w] = kw_informer_start(wk[w], &WLS, NS, NULL, cc[w], NULL);
+        while (!kcache_synced(cc[w]))
+            sleep_ms(20);
+    }
 
     if (!strcmp(mode, "latency") && i + 2 < argc) {
         int n = atoi(argv[i + 1]);
@@ -588,22 +670,18 @@ int main(int argc, char **argv)
             if (get_t(remote_done, name) >= 0 && get_t(mgr_done, name) >= 0)
                 stat[ns++] = get_t(mgr_done, name) - get_t(remote_done, name);
         }
-        /* floors, same count, same pace */
-        for (int k = 0; k < n && !no_floor; k++) {
-            char name[64];
-            snprintf(name, sizeof(name), "floor-%d", k);
-            double t = floor_dispatch(name, 0);
-            if (t >= 0)
-                fd[nfd++] = t;
-            t = floor_status(name);
-            if (t >= 0)
-                fs[nfs++] = t;
-            floor_cleanup(name);
-            /* again with the workers' Kueue admitting a copy (mkueue waits for it) */
-            snprintf(name, sizeof(name), "floora-%d", k);
-            if ((t = floor_dispatch(name, 1)) >= 0)
-                fa[nfa++] = t;
-            floor_cleanup(name);
+        /* floors, same count, same pace: the bed carries as many at once
+         * as it does for the reconciler */
+        if (!no_floor) {
+            floor_paced(n, rate, 0, fd, &nfd, fs, &nfs);
+            floor_paced(n, rate, 1, fa, &nfa, NULL, NULL);
+            for (int k = 0; k < n; k++) {
+                char name[64];
+                snprintf(name, sizeof(name), "floor-%d", k);
+                floor_cleanup(name);
+                snprintf(name, sizeof(name), "floora-%d", k);
+                floor_cleanup(name);
+            }
         }
         if (!floor_only)
             pct("dispatch_apply_to_remote_job", disp, nd);
@@ -648,5 +726,8 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k <= nwk; k++)
         kw_informer_stop(inf[k]);
+    for (int w = 0; w < nwk; w++)
+        if (cinf[w])
+            kw_informer_stop(cinf[w]);
     return 0;
 }
