@@ -303,18 +303,23 @@ start_kueue() {
     kubeflow.org/tfjob, kubeflow.org/xgboostjob, kubeflow.org/jaxjob,
     workload.codeflare.dev/appwrapper, trainer.kubeflow.org/trainjob, pod, deployment,
     statefulset, leaderworkerset.x-k8s.io/leaderworkerset]"
-    local extra=""
+    # Client rate and concurrency as in Kueue's release configuration (its
+    # manifests and chart), on the workers too: the code's defaults (20
+    # queries/s, burst 30, one reconcile at a time) are not what users run,
+    # and a worker's Kueue at 20/s holds its admissions back once a few
+    # dozen dispatched jobs run there (docs/performance.md, session 19)
+    local extra="clientConnection: {qps: 50, burst: 100}
+controller: {groupKindConcurrency: {Job.batch: 5, Pod: 5, Workload.kueue.x-k8s.io: 5,
+  LocalQueue.kueue.x-k8s.io: 1, ClusterQueue.kueue.x-k8s.io: 1, ResourceFlavor.kueue.x-k8s.io: 1}}"
     if [ "$c" = manager-kueue ]; then
         # MultiKueue (beta, on by default) gates Kueue's MultiKueue
         # controllers and indexers; the core, the scheduler and the Job
         # integration keep running, and mkueue is the check's controller.
         # MKUEUE_MANAGER_KUEUE_MULTIKUEUE=1 leaves it on: Kueue's own
-        # MultiKueue manager (the bench's mode kueue). Client rate and
-        # concurrency as in Kueue's release configuration.
+        # MultiKueue manager (the bench's mode kueue).
         frameworks="[batch/job]"
         [ "${MKUEUE_MANAGER_KUEUE_MULTIKUEUE:-0}" = 1 ] || gates+=,MultiKueue=false
-        extra="clientConnection: {qps: 50, burst: 100}
-controller: {groupKindConcurrency: {Job.batch: 5, Workload.kueue.x-k8s.io: 5}}
+        extra+="
 multiKueue: {gcInterval: 1m, origin: multikueue, workerLostTimeout: 15m}"
     elif ! full "$c"; then
         frameworks="[batch/job]" # a lean worker has no other job kind's CRD

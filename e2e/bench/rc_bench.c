@@ -347,6 +347,12 @@ static double floor_dispatch(const char *name, int admit)
         rc = kc_patch(mgr, &WLS, NS, name, "status", KC_PATCH_MERGE, p, NULL, NULL, &st);
         json_decref(p);
     }
+    if (rc == 0 && admit) {
+        /* labelled as mkueue's remote job is, so the worker's Kueue runs it
+         * under the admitted copy (prebuilt Workload) as it runs mkueue's */
+        jx_set_new_str(j, "metadata.labels[kueue.x-k8s.io/queue-name]", QUEUE);
+        jx_set_new_str(j, "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]", name);
+    }
     if (rc == 0)
         rc = kc_create(wk[win], &JOBS, NS, j, NULL, &st);
     double t = now_ms() - t0;
