@@ -93,6 +93,12 @@ def collect(out, kvdir, floor_mode):
         for q in ("p50", "p99"):
             row("apply -> remote job %s, %s: floor with a worker's admission" % (at, q), "ms",
                 "lower", None, pre + "dispatch_floor_worker_admission_%s_ms" % q)
+        # how many of the run's jobs each figure covers (a job whose remote
+        # job did not appear within the wait counts in no percentile)
+        row("apply -> remote job %s, jobs measured" % at, "jobs", "higher",
+            pre + "dispatch_apply_to_remote_job_samples", pre + "dispatch_floor_direct_calls_samples")
+        row("apply -> remote job %s, jobs measured: floor with a worker's admission" % at, "jobs",
+            "higher", None, pre + "dispatch_floor_worker_admission_samples")
         # the bed's API servers rebuilding their CRDs' OpenAPI within the
         # run (managers.sh, bed_stall): a p99 beside one is the bed's
         row("bed API servers' OpenAPI rebuilds within the run %s" % at, "s", "lower",
