@@ -17,7 +17,8 @@
  *       for that too, on a watch as here; floor_worker_admission).
  *   rc_bench --dir E2E_DIR --ns NS throughput M THREADS
  *       M jobs created by THREADS threads: jobs/s until every remote job
- *       exists; floor: the same calls made directly with THREADS threads.
+ *       exists; floor: the same calls made directly with THREADS threads,
+ *       each waiting for a worker's Kueue to admit a copy (floora's).
  *   rc_bench --dir E2E_DIR --ns NS create COUNT PREFIX
  *       creates COUNT jobs (for RSS with many tracked jobs), no waiting.
  *
@@ -495,7 +496,7 @@ static void *tp_run(void *arg)
         char name[64];
         snprintf(name, sizeof(name), "%s-%d", t->prefix, i);
         if (t->floor)
-            floor_dispatch(name, 0);
+            floor_dispatch(name, 1); /* each waits for a worker's admission, as mkueue must */
         else
             create_job(name);
     }
