@@ -211,6 +211,7 @@ static int admitted(const json_t *o)
  * every worker's Workloads as mkueue sees it (admitted_on: name -> worker
  * index + 1, set by on_copy); -1 after 30 s. */
 static struct smap *admitted_on;
+static pthread_cond_t admitted_cv = PTHREAD_COND_INITIALIZER; /* with mu: admitted_on grew */
 
 static void on_copy(const char *key, json_t *obj, void *ud)
 {
@@ -221,6 +222,7 @@ static void on_copy(const char *key, json_t *obj, void *ud)
     pthread_mutex_lock(&mu);
     if (!smap_get(admitted_on, n) && smap_put(admitted_on, n, ud, NULL) < 0)
         fprintf(stderr, "floor: no memory to note %s\n", n);
+    pthread_cond_broadcast(&admitted_cv);
     pthread_mutex_unlock(&mu);
 }
 
@@ -232,14 +234,16 @@ static void on_copy_upd(const char *key, json_t *old, json_t *obj, void *ud)
 
 static int first_admitted(const char *name)
 {
-    for (double end = now_ms() + 30000; now_ms() < end; sleep_ms(1)) {
-        pthread_mutex_lock(&mu);
-        intptr_t w = (intptr_t)smap_get(admitted_on, name);
-        pthread_mutex_unlock(&mu);
-        if (w)
-            return (int)w - 1;
-    }
-    return -1;
+    struct timespec end;
+    clock_gettime(CLOCK_REALTIME, &end); /* the condition variable's clock */
+    end.tv_sec += 30;
+    int rc = 0;
+    pthread_mutex_lock(&mu);
+    intptr_t w;
+    while (!(w = (intptr_t)smap_get(admitted_on, name)) && rc == 0)
+        rc = pthread_cond_timedwait(&admitted_cv, &mu, &end);
+    pthread_mutex_unlock(&mu);
+    return w ? (int)w - 1 : -1;
 }
 
 /* One copy per worker, created side by side as mkueue's AllAtOnce does
@@ -405,8 +409,9 @@ static double floor_status(const char *name)
  * its own thread, whatever the ones before are doing, as jobs are applied.
  * Writes the dispatch times (and, with st, the status floor's) that ended. */
 struct floor_one {
-    int k, admit;
+    int k, admit, threaded;
     double dispatch, status;
+    pthread_t th;
 };
 
 static void *floor_run(void *arg)
@@ -423,32 +428,27 @@ static void floor_paced(int n, double rate, int admit, double *d, size_t *nd, do
                         size_t *nst)
 {
     struct floor_one *f = calloc((size_t)n, sizeof(*f));
-    pthread_t *th = calloc((size_t)n, sizeof(*th));
-    int *started = calloc((size_t)n, sizeof(*started));
-    if (!f || !th || !started) {
-        fprintf(stderr, "floor: no memory for %d threads\n", n);
-        goto out;
+    if (!f) {
+        fprintf(stderr, "floor: no memory for %d dispatches\n", n);
+        return;
     }
     double start = now_ms();
     for (int k = 0; k < n; k++) {
-        f[k] = (struct floor_one){k, admit, -1, -1};
+        f[k] = (struct floor_one){.k = k, .admit = admit, .dispatch = -1, .status = -1};
         sleep_ms(start + k * 1000.0 / rate - now_ms());
-        started[k] = pthread_create(&th[k], NULL, floor_run, &f[k]) == 0;
-        if (!started[k])
+        f[k].threaded = pthread_create(&f[k].th, NULL, floor_run, &f[k]) == 0;
+        if (!f[k].threaded)
             floor_run(&f[k]); /* no thread: run here, late */
     }
     for (int k = 0; k < n; k++) {
-        if (started[k])
-            pthread_join(th[k], NULL);
+        if (f[k].threaded)
+            pthread_join(f[k].th, NULL);
         if (f[k].dispatch >= 0)
             d[(*nd)++] = f[k].dispatch;
         if (st && f[k].status >= 0)
             st[(*nst)++] = f[k].status;
     }
-out:
     free(f);
-    free(th);
-    free(started);
 }
 
 /* ---- remote pods finish ----------------------------------------------------------- */
