@@ -10,7 +10,7 @@
 #define JP_MAX_SEGS 64
 
 struct jp {
-    json_t *doc; /* the document with every op applied */
+    json_t *doc; /* the document with every op applied; shares what no op touched */
     json_t *ops; /* array of op objects */
 };
 
@@ -351,7 +351,7 @@ struct jp *jp_new(const json_t *doc)
     struct jp *p = calloc(1, sizeof(*p));
     if (!p || !doc)
         goto fail;
-    p->doc = json_deep_copy(doc);
+    p->doc = json_copy((json_t *)doc); /* shallow: own_parents copies on write */
     p->ops = json_array();
     if (!p->doc || !p->ops)
         goto fail;
@@ -370,12 +370,47 @@ void jp_free(struct jp *p)
     free(p);
 }
 
+/* Copy on write: p->doc starts as a shallow copy of the caller's document,
+ * so a container is shared with it (referenced from both) until an op
+ * changes something under it. Before an op at `path`, every container on the
+ * way to its parent that is referenced from elsewhere (refcount above 1) is
+ * replaced by a shallow copy of its own. A deep copy of a whole Job per
+ * mutation was the webhook's largest cost after decoding it. */
+static int own_parents(struct jp *p, const char *path)
+{
+    struct ptr t;
+    if (ptr_parse(path, &t) < 0)
+        return -1;
+    int rc = 0;
+    json_t *cur = p->doc;
+    for (size_t i = 0; i + 1 < t.n && rc == 0; i++) {
+        json_t *next = child(cur, t.tok[i]);
+        if (!json_is_object(next) && !json_is_array(next))
+            break; /* the op fails on it, changing nothing */
+        if (next->refcount > 1) {
+            json_t *own = json_copy(next);
+            size_t idx = 0;
+            if (!own)
+                rc = -1;
+            else if (json_is_object(cur))
+                rc = json_object_set_new(cur, t.tok[i], own);
+            else
+                rc = parse_index(t.tok[i], &idx) ? json_array_set_new(cur, idx, own) : -1;
+            next = own;
+        }
+        cur = next;
+    }
+    ptr_free(&t);
+    return rc;
+}
+
 /* Records and applies one op. Steals `value` (may be NULL). */
 static int record(struct jp *p, const char *op, struct buf *path, json_t *value)
 {
     const char *path_s = buf_cstr(path);
     json_t *o = json_object();
-    if (!o || !path_s || !buf_ok(path) || json_object_set_new(o, "op", json_string(op)) < 0 ||
+    if (!o || !path_s || !buf_ok(path) || own_parents(p, path_s) < 0 ||
+        json_object_set_new(o, "op", json_string(op)) < 0 ||
         json_object_set_new(o, "path", json_string(path_s)) < 0) {
         json_decref(value);
         json_decref(o);

@@ -1,8 +1,8 @@
 /* RFC 6902 JSON Patch builder and applier, RFC 7386 merge patch helpers.
  *
- * The builder keeps a deep copy of the document and applies each operation
- * to it as it is recorded, so later operations see earlier ones: two labels
- * set under an absent metadata.labels give
+ * The builder keeps its own view of the document (copied on write) and
+ * applies each operation to it as it is recorded, so later operations see
+ * earlier ones: two labels set under an absent metadata.labels give
  *     add /metadata/labels {"a":"1"}
  *     add /metadata/labels/b "2"
  * Paths are given as raw keys (never pre-escaped); the builder escapes them
@@ -20,7 +20,9 @@
 
 struct jp;
 
-/* Starts a patch against a deep copy of `doc` (not retained). Returns NULL
+/* Starts a patch against `doc`, which is never changed: the builder shares
+ * its subtrees (holding references) and copies only the containers an op
+ * changes. doc must not be modified while the builder lives. Returns NULL
  * on oom or when doc is NULL. Free with jp_free. */
 struct jp *jp_new(const json_t *doc);
 void jp_free(struct jp *p);

@@ -11,6 +11,7 @@
 
 #include <openssl/evp.h>
 
+#include "jsonx.h"
 #include "patch.h"
 
 #define assert_json(j, expected)                                                                   \
@@ -141,6 +142,44 @@ static void test_replace_add_noop(void **state)
     assert_int_equal(jp_count(q), 0);
     jp_free(q);
     jp_free(p);
+    json_decref(doc);
+}
+
+/* The builder copies on write: the caller's document never changes, and a
+ * subtree no op went through stays shared with it, not copied. */
+static void test_copy_on_write(void **state)
+{
+    (void)state;
+    const char *txt = "{\"metadata\":{\"labels\":{\"a\":\"1\"}},\"spec\":{\"suspend\":false,"
+                      "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}},"
+                      "\"list\":[{\"x\":1},{\"y\":2}]}}";
+    json_t *doc = tj_parse(txt), *before = tj_parse(txt);
+    struct jp *p = jp_new(doc);
+    assert_non_null(p);
+    assert_int_equal(jp_set(p, json_true(), "spec", "suspend"), 0);
+    assert_int_equal(jp_set(p, json_string("2"), "metadata", "labels", "b"), 0);
+    assert_int_equal(jp_set(p, json_integer(3), "spec", "list", "1", "y"), 0);
+    assert_int_equal(jp_append(p, json_string("d"), "metadata", "finalizers"), 0);
+    assert_int_equal(jp_remove(p, "spec", "list", "0", "x"), 0);
+    assert_true(json_equal(doc, before));
+    const json_t *d = jp_doc(p);
+    assert_ptr_equal(json_object_get(json_object_get(d, "spec"), "template"),
+                     json_object_get(json_object_get(doc, "spec"), "template"));
+    assert_ptr_not_equal(json_object_get(d, "spec"), json_object_get(doc, "spec"));
+    assert_int_equal(jx_int(d, "spec.list[1].y", 0), 3);
+    assert_round_trip(doc, p);
+    /* a second builder on the first one's document leaves that one alone */
+    json_t *mid = json_deep_copy(d);
+    struct jp *q = jp_new(d);
+    assert_int_equal(
+        jp_set(q, json_string("z"), "spec", "template", "spec", "containers", "0", "image"), 0);
+    assert_true(json_equal(jp_doc(p), mid));
+    assert_string_equal(jx_str(jp_doc(q), "spec.template.spec.containers[0].image"), "z");
+    jp_free(q);
+    jp_free(p);
+    assert_true(json_equal(doc, before));
+    json_decref(mid);
+    json_decref(before);
     json_decref(doc);
 }
 
@@ -371,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_absent_parent_one_level),
         cmocka_unit_test(test_absent_parent_two_levels),
         cmocka_unit_test(test_replace_add_noop),
+        cmocka_unit_test(test_copy_on_write),
         cmocka_unit_test(test_replace_root),
         cmocka_unit_test(test_remove),
         cmocka_unit_test(test_append),
