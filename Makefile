@@ -144,6 +144,8 @@ BANNED_FUNCS := strcat|strncat|strcpy|strncpy|sprintf|vsprintf|strtok|strtok_r|g
 # the status convention (errf.h): no raw snprintf into a caller's err/errlen, no
 # bare number as errf's code, no negated errno, no module codes
 STATUS_BANNED := \bsnprintf\(([a-z_]+->)?err, ([a-z_]+->)?errlen\b|\berrf\([^,]+, [^,]+, -[0-9]|-E[A-Z0-9]{3,}\b|-errno\b|\b(KC|KW|KCACHE|KCFG|LIST)_(ERR_[A-Z]+|OK)\b
+# tests, fuzz targets and benchmarks: exempt from the product-only rules
+TEST_C_FILES = $(shell printf '%s\n' $(C_FILES) | grep -E '/(tests|fuzz|bench)/')
 C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find common webhook reconciler -name '*.[ch]')
 lint: deps
 	@echo "lint: clang-format"; clang-format --dry-run --Werror $(C_FILES)
@@ -151,6 +153,8 @@ lint: deps
 	  { echo "lint: use snprintf/buf_*/memcpy/strsep instead (see docs/design.md 3)"; exit 1; }
 	@echo "lint: one status convention"; ! grep -nE '$(STATUS_BANNED)' $(C_FILES) || \
 	  { echo "lint: fill a caller's err with errf() and return 0 or an MK_ERR_* code (docs/design.md 3)"; exit 1; }
+	@echo "lint: jx_dump"; ! grep -nE '\bjson_dumps[[:space:]]*\(' $(filter-out $(TEST_C_FILES),$(C_FILES)) || \
+	  { echo "lint: serialize with jx_dump (common/jsonx.h): json_dumps' text comes from jansson's allocator"; exit 1; }
 	@echo "lint: cppcheck"; cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --inline-suppr --std=c11 -Icommon --suppress=missingIncludeSystem $(C_FILES)
 

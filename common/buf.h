@@ -17,7 +17,9 @@
 #define BUF_CAP_REPLY    (16u * 1024 * 1024) /* an HTTP answer the webhook builds */
 #define BUF_CAP_METRICS  (64u * 1024 * 1024) /* one /metrics exposition */
 #define BUF_CAP_MESSAGE  (64u * 1024)        /* a message for a client, e.g. a denial's reasons */
-#define BUF_CAP_NAMES    (400u)              /* names listed in a condition message */
+#define BUF_CAP_JSON_TEXT                                                                          \
+    (16u * 1024 * 1024)      /* an object serialized: a request body, a patch, a hash's input */
+#define BUF_CAP_NAMES (400u) /* names listed in a condition message */
 #define BUF_CAP_RECORD                                                                             \
     (16u * 1024 *                                                                                  \
      1024) /* a cache record: one object's fields and deflated text (a watch event's cap) */

@@ -326,3 +326,15 @@ json_t *jx_loadb_bounded(const char *data, size_t len, size_t max_bytes, int max
 {
     return jx_loadb_budget(data, len, max_bytes, max_depth, 0, err, errlen);
 }
+
+static int dump_to_buf(const char *data, size_t len, void *ud)
+{
+    return buf_append(ud, data, len);
+}
+
+int jx_dump(const json_t *v, size_t flags, struct buf *out)
+{
+    if (!v || json_dump_callback(v, dump_to_buf, out, flags) != 0 || !buf_ok(out))
+        return -1;
+    return buf_cstr(out) ? 0 : -1;
+}

@@ -1,5 +1,5 @@
-/* jansson helpers: access by dotted path, set/delete creating parents, and a
- * bounded decoder for untrusted JSON.
+/* jansson helpers: access by dotted path, set/delete creating parents, a
+ * bounded decoder for untrusted JSON, and the one way to serialize.
  *
  * Path syntax: segments separated by '.'; a segment in brackets is a literal
  * key that may contain dots and slashes, and may follow a segment directly:
@@ -16,6 +16,8 @@
 #include <stddef.h>
 
 #include <jansson.h>
+
+#include "buf.h"
 
 /* Returns the node at `path` (borrowed from `root`), or NULL when missing,
  * when an intermediate has the wrong type, or when the path is invalid.
@@ -97,5 +99,12 @@ json_t *jx_loadb_scanned(const char *data, size_t len, const struct jx_scan *sc,
 /* Depth of arrays/objects in `data` per jx_scan, capped at limit + 1 (any
  * depth past `limit` reads as limit + 1). Exposed for tests and fuzzing. */
 int jx_scan_depth(const char *data, size_t len, int limit);
+
+/* Appends v serialized with json_dump flags (JSON_COMPACT, ...) to out.
+ * Returns 0, or -1 on oom, on overflow of out's cap, or when jansson
+ * refuses (a bare scalar without JSON_ENCODE_ANY). Instead of json_dumps,
+ * whose text comes from jansson's allocator and so, inside the webhook's
+ * request scope (webhook/reqmem.h), must not reach free(). */
+int jx_dump(const json_t *v, size_t flags, struct buf *out);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "buf.h"
+#include "jsonx.h"
 #include "log.h"
 
 #ifndef MKUEUE_VERSION
@@ -699,8 +700,10 @@ out:
 static int send_json(struct kc_client *c, const char *method, const char *path, const char *query,
                      const char *content_type, json_t *obj, json_t **out, struct kc_status *st)
 {
-    char *body = obj ? json_dumps(obj, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-    if (!body) {
+    struct buf body;
+    buf_init(&body, BUF_CAP_JSON_TEXT);
+    if (!obj || jx_dump(obj, JSON_COMPACT | JSON_ENCODE_ANY, &body) < 0) {
+        buf_free(&body);
         if (out)
             *out = NULL;
         if (st) {
@@ -709,8 +712,8 @@ static int send_json(struct kc_client *c, const char *method, const char *path, 
         }
         return obj ? MK_ERR_NOMEM : MK_ERR_INVAL;
     }
-    int rc = kc_request(c, method, path, query, content_type, body, strlen(body), out, st);
-    free(body);
+    int rc = kc_request(c, method, path, query, content_type, buf_cstr(&body), body.len, out, st);
+    buf_free(&body);
     return rc;
 }
 

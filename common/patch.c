@@ -616,40 +616,6 @@ const json_t *jp_doc(const struct jp *p)
     return p ? p->doc : NULL;
 }
 
-static char *base64(const unsigned char *in, size_t len)
-{
-    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *out = malloc((len + 2) / 3 * 4 + 1);
-    if (!out)
-        return NULL;
-    char *w = out;
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16;
-        if (i + 1 < len)
-            v |= (uint32_t)in[i + 1] << 8;
-        if (i + 2 < len)
-            v |= in[i + 2];
-        *w++ = tbl[(v >> 18) & 63];
-        *w++ = tbl[(v >> 12) & 63];
-        *w++ = i + 1 < len ? tbl[(v >> 6) & 63] : '=';
-        *w++ = i + 2 < len ? tbl[v & 63] : '=';
-    }
-    *w = '\0';
-    return out;
-}
-
-char *jp_base64(const struct jp *p)
-{
-    if (!p)
-        return NULL;
-    char *s = json_dumps(p->ops, JSON_COMPACT);
-    if (!s)
-        return NULL;
-    char *b = base64((const unsigned char *)s, strlen(s));
-    free(s);
-    return b;
-}
-
 /* ---- RFC 7386 merge patch ---------------------------------------------- */
 
 json_t *jp_merge_diff(const json_t *from, const json_t *to)

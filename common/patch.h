@@ -60,10 +60,6 @@ json_t *jp_ops(const struct jp *p);
 size_t jp_count(const struct jp *p);
 /* The document with every operation applied; borrowed from p. */
 const json_t *jp_doc(const struct jp *p);
-/* The operations, serialized compactly and base64-encoded (standard
- * alphabet, padded): the `patch` of an AdmissionReview response. Caller
- * frees; NULL on oom. */
-char *jp_base64(const struct jp *p);
 
 /* Escapes one key as an RFC 6901 reference token and appends "/token" to
  * `out`. Returns 0 or -1. */

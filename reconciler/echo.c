@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "jsonx.h"
 #include "strmap.h"
 
 /* Every this many notes, entries past RC_ECHO_MAX_MS are dropped: a
@@ -46,9 +48,11 @@ void rc_echo_free(struct rc_echo *e)
 /* 0 when the text cannot be made (out of memory): such a patch never matches. */
 static uint64_t patch_hash(const json_t *patch)
 {
-    char *text = json_dumps(patch, JSON_COMPACT | JSON_SORT_KEYS);
-    uint64_t h = text ? smap_hash(text) : 0;
-    free(text);
+    struct buf text;
+    buf_init(&text, BUF_CAP_JSON_TEXT);
+    uint64_t h =
+        jx_dump(patch, JSON_COMPACT | JSON_SORT_KEYS, &text) == 0 ? smap_hash(text.data) : 0;
+    buf_free(&text);
     return h;
 }
 

@@ -131,16 +131,16 @@ static int put_field(struct buf *b, const json_t *obj, enum rc_md f)
     return rc | buf_append(b, "", 1);
 }
 
-/* The compact text: the object without the bulky fields nobody here reads
- * (on a copy: obj may be shared). malloc'd, or NULL. */
-static char *compact_text(const json_t *obj, json_t *md)
+/* The compact text into out: the object without the bulky fields nobody
+ * here reads (on a copy: obj may be shared). 0 or -1. */
+static int compact_text(const json_t *obj, json_t *md, struct buf *out)
 {
     json_t *full = json_copy((json_t *)obj);
     json_t *mdc = full ? json_copy(md) : NULL;
     if (!full || !mdc) {
         json_decref(full);
         json_decref(mdc);
-        return NULL;
+        return -1;
     }
     json_object_del(mdc, "managedFields");
     json_t *ann = json_object_get(mdc, "annotations");
@@ -153,29 +153,29 @@ static char *compact_text(const json_t *obj, json_t *md)
         }
     }
     json_object_set_new(full, "metadata", mdc);
-    char *text = json_dumps(full, JSON_COMPACT);
+    int rc = jx_dump(full, JSON_COMPACT, out);
     json_decref(full);
-    return text;
+    return rc;
 }
 
 json_t *rc_pack(json_t *obj, void *ud)
 {
     (void)ud;
     json_t *out = NULL;
-    char *text = NULL;
-    struct buf b;
+    struct buf b, text;
     buf_init(&b, BUF_CAP_RECORD);
+    buf_init(&text, BUF_CAP_JSON_TEXT);
     json_t *md = json_object_get(obj, "metadata");
-    if (!json_is_object(obj) || !json_is_object(md) || !(text = compact_text(obj, md)))
+    if (!json_is_object(obj) || !json_is_object(md) || compact_text(obj, md, &text) < 0)
         goto out;
     int rc = 0;
     for (int f = 0; f < RC_MD_COUNT; f++)
         rc |= put_field(&b, obj, (enum rc_md)f);
-    if (rc == 0 && deflated(&b, text) == 0)
+    if (rc == 0 && deflated(&b, text.data) == 0)
         out = json_stringn_nocheck(b.data, b.len);
 out:
     buf_free(&b);
-    free(text);
+    buf_free(&text);
     json_decref(obj);
     return out;
 }

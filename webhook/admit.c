@@ -102,11 +102,13 @@ static void log_decision(const char *webhook, const struct wh_review *r, const s
               "namespace", r->ns, "name", r->name, "operation", r->operation, "dryRun", dry,
               "reason", v->reason ? v->reason : "", "message", v->message ? v->message : "");
     } else if (wh_verdict_patched(v)) {
-        char *patch = json_dumps(v->patch, JSON_COMPACT);
+        struct buf patch;
+        buf_init(&patch, BUF_CAP_LOG_LINE);
+        int dumped = jx_dump(v->patch, JSON_COMPACT, &patch);
         LOG_I("admission", "patched", "webhook", webhook, "uid", r->uid, "kind", r->kind,
               "namespace", r->ns, "name", r->name, "operation", r->operation, "dryRun", dry,
-              "patch", patch ? patch : "");
-        free(patch);
+              "patch", dumped == 0 ? buf_cstr(&patch) : "(too long to log)");
+        buf_free(&patch);
     } else {
         LOG_D("admission", "allowed", "webhook", webhook, "uid", r->uid, "kind", r->kind,
               "namespace", r->ns, "name", r->name, "operation", r->operation, "dryRun", dry);

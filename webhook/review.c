@@ -239,14 +239,12 @@ int wh_verdict_patched(const struct wh_verdict *v)
 /* Standard base64 (padded) of the compact patch, malloc'd. */
 static char *patch_base64(const json_t *ops)
 {
-    char *txt = json_dumps(ops, JSON_COMPACT);
-    if (!txt)
-        return NULL;
-    size_t n = strlen(txt);
-    char *out = malloc(4 * ((n + 2) / 3) + 1);
-    if (out)
-        EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)txt, (int)n);
-    free(txt);
+    struct buf txt;
+    buf_init(&txt, BUF_CAP_JSON_TEXT);
+    char *out = NULL;
+    if (jx_dump(ops, JSON_COMPACT, &txt) == 0 && (out = malloc(4 * ((txt.len + 2) / 3) + 1)))
+        EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)txt.data, (int)txt.len);
+    buf_free(&txt);
     return out;
 }
 
@@ -254,7 +252,7 @@ int wh_review_respond(const struct wh_review *r, const struct wh_verdict *v, str
 {
     json_t *resp = json_pack("{s:s, s:b}", "uid", r->uid, "allowed", v->allowed ? 1 : 0);
     json_t *review = NULL;
-    char *txt = NULL, *b64 = NULL;
+    char *b64 = NULL;
     int rc = -1;
     if (!resp)
         goto out;
@@ -277,11 +275,8 @@ int wh_review_respond(const struct wh_review *r, const struct wh_verdict *v, str
                        "AdmissionReview", "response", resp);
     if (!review)
         goto out;
-    txt = json_dumps(review, JSON_COMPACT);
-    if (txt && buf_append_str(out, txt) == 0)
-        rc = 0;
+    rc = jx_dump(review, JSON_COMPACT, out);
 out:
-    free(txt);
     free(b64);
     json_decref(review);
     json_decref(resp);

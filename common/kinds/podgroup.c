@@ -141,10 +141,12 @@ int mk_role_hash_of_spec(const json_t *spec, char *out)
                   or_null(spec, "resourceClaims"), "runtimeClassName",
                   or_null(spec, "runtimeClassName"), "tolerations", or_null(spec, "tolerations"),
                   "topologySpreadConstraints", or_null(spec, "topologySpreadConstraints"));
-    char *dump = shape ? json_dumps(shape, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    struct buf dump;
+    buf_init(&dump, BUF_CAP_JSON_TEXT);
+    int dumped = shape ? jx_dump(shape, JSON_COMPACT | JSON_ENCODE_ANY, &dump) : -1;
     json_decref(shape);
-    char *go = dump ? go_escape(dump) : NULL;
-    free(dump);
+    char *go = dumped == 0 ? go_escape(buf_cstr(&dump)) : NULL;
+    buf_free(&dump);
     if (!go)
         return MK_ERR_NOMEM;
     unsigned char md[SHA256_DIGEST_LENGTH];

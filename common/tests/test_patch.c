@@ -239,37 +239,6 @@ static void test_append(void **state)
     json_decref(doc);
 }
 
-static void test_base64(void **state)
-{
-    (void)state;
-    json_t *doc = tj_parse("{}");
-    struct jp *p = jp_new(doc);
-    char *b = jp_base64(p);
-    assert_string_equal(b, "W10="); /* "[]" */
-    free(b);
-    jp_set(p, json_string("kueue.x-k8s.io/multikueue"), "spec", "managedBy");
-    for (int extra = 0; extra < 3; extra++) { /* every padding length */
-        b = jp_base64(p);
-        json_t *ops = jp_ops(p);
-        char *want = json_dumps(ops, JSON_COMPACT);
-        size_t blen = strlen(b);
-        assert_int_equal(blen % 4, 0);
-        unsigned char *dec = malloc(blen);
-        int n = EVP_DecodeBlock(dec, (const unsigned char *)b, (int)blen);
-        assert_true(n >= (int)strlen(want));
-        assert_memory_equal(dec, want, strlen(want));
-        for (int i = (int)strlen(want); i < n; i++) /* only padding zeros */
-            assert_int_equal(dec[i], 0);
-        free(dec);
-        free(want);
-        json_decref(ops);
-        free(b);
-        jp_set(p, json_integer(extra), "x");
-    }
-    jp_free(p);
-    json_decref(doc);
-}
-
 static char err[256];
 
 static int apply(json_t *doc, const char *ops)
@@ -399,7 +368,6 @@ static void test_null_args(void **state)
     assert_int_equal(jp_set(NULL, json_integer(1), "a"), -1);
     assert_int_equal(jp_count(NULL), 0);
     assert_null(jp_ops(NULL));
-    assert_null(jp_base64(NULL));
     jp_free(NULL);
 }
 
@@ -414,7 +382,6 @@ int main(void)
         cmocka_unit_test(test_replace_root),
         cmocka_unit_test(test_remove),
         cmocka_unit_test(test_append),
-        cmocka_unit_test(test_base64),
         cmocka_unit_test(test_apply_ops),
         cmocka_unit_test(test_apply_errors),
         cmocka_unit_test(test_merge_diff_apply),
