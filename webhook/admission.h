@@ -118,7 +118,8 @@ struct wh_admitter {
  * (200 with an AdmissionReview, 400 with a text message for a malformed
  * review or one whose decoded size is over max_decoded, 429 when the budget
  * is spent by other requests, 404 for an unknown path, 500 on oom) and appends the body to out;
- * *ctype gets its content type. */
+ * *ctype gets its content type. The review's JSON lives in a request scope
+ * (reqmem.h): nothing of it outlives the call. */
 int wh_admit(const struct wh_admitter *a, const char *path, const char *body, size_t len,
              struct buf *out, const char **ctype);
 

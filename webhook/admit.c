@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "jsonx.h"
 #include "log.h"
+#include "reqmem.h"
 
 static const double latency_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
                                          0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5};
@@ -115,8 +116,8 @@ static void log_decision(const char *webhook, const struct wh_review *r, const s
     }
 }
 
-int wh_admit(const struct wh_admitter *a, const char *path, const char *body, size_t len,
-             struct buf *out, const char **ctype)
+static int admit(const struct wh_admitter *a, const char *path, const char *body, size_t len,
+                 struct buf *out, const char **ctype)
 {
     double t0 = (double)clk_now_ns() / 1e9;
     int mutate;
@@ -195,5 +196,15 @@ out:
     wh_review_clear(&r);
     if (a->budget)
         wh_budget_give(a->budget, cost);
+    return status;
+}
+
+int wh_admit(const struct wh_admitter *a, const char *path, const char *body, size_t len,
+             struct buf *out, const char **ctype)
+{
+    int scoped = wh_reqmem_begin();
+    int status = admit(a, path, body, len, out, ctype);
+    if (scoped)
+        wh_reqmem_end();
     return status;
 }

@@ -15,6 +15,7 @@
 #include "kube_client.h"
 #include "kube_config.h"
 #include "state.h"
+#include "reqmem.h"
 
 static int state_ready(void *ud)
 {
@@ -28,6 +29,7 @@ static void state_collect(void *ud, struct wh_metrics *m)
 
 int main(int argc, char **argv)
 {
+    wh_reqmem_install(); /* a review's JSON in its server thread's block */
     struct wh_config cfg;
     char err[512];
     int rc = wh_config_parse(argc, argv, &cfg, stdout, err, sizeof(err));

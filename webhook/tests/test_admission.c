@@ -14,6 +14,7 @@
 #include "kinds/podgroup.h"
 #include "log.h"
 #include "patch.h"
+#include "reqmem.h"
 
 /* ---- fixtures ------------------------------------------------------------ */
 
@@ -231,7 +232,11 @@ static struct answer post(struct fixture *f, const char *path, const char *body,
     struct buf out;
     buf_init(&out, BUF_CAP_REPLY);
     const char *ctype = NULL;
+    size_t blocks, retired, retired_after;
+    wh_reqmem_counts(&blocks, &retired);
     a.status = wh_admit(&f->adm, path, body, len, &out, &ctype);
+    wh_reqmem_counts(&blocks, &retired_after);
+    assert_int_equal(retired_after, retired); /* nothing of the review outlived it */
     a.text = strdup(buf_cstr(&out));
     buf_free(&out);
     if (a.status == 200) {
@@ -1237,6 +1242,7 @@ static void test_denial_metrics(void **state)
 int main(void)
 {
     log_set_level(LOG_ERROR);
+    wh_reqmem_install(); /* as mkueue-webhook runs: every review in a request scope */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_mutate_every_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mutate_exact_patches, setup, teardown),
