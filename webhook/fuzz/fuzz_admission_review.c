@@ -1,8 +1,10 @@
 /* The AdmissionReview decoder and the whole decision path on arbitrary
  * bodies: a body either gets a 200 answer that is a valid AdmissionReview
  * with the request's uid (and a patch only when allowed), or a plain-text
- * 400 (never an AdmissionReview); never a crash. The mutation's patch must apply to the object it
- * was made for. */
+ * 400 (never an AdmissionReview); never a crash, and nothing of the review
+ * outlives its request scope (reqmem.h). The mutation's patch must apply to
+ * the object it was made for, and the mutation must leave that object as it
+ * was (the patch builder copies on write). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "jsonx.h"
 #include "log.h"
 #include "patch.h"
+#include "reqmem.h"
 
 static struct wh_ctx ctx;
 
@@ -32,6 +35,7 @@ static void put(struct kcache *c, const char *s)
 static void init(void)
 {
     log_set_level(LOG_ERROR);
+    wh_reqmem_install(); /* as mkueue-webhook runs */
     struct mkq_caches *q = &ctx.q;
     q->localqueues = kcache_new();
     q->clusterqueues = kcache_new();
@@ -61,7 +65,12 @@ static void check(const char *path, const char *data, size_t size)
     struct buf out;
     buf_init(&out, BUF_CAP_REPLY);
     const char *ctype = NULL;
+    size_t blocks, retired, retired_after;
+    wh_reqmem_counts(&blocks, &retired);
     int status = wh_admit(&a, path, data, size, &out, &ctype);
+    wh_reqmem_counts(&blocks, &retired_after);
+    if (retired_after != retired)
+        abort();
     if (status == 200) {
         json_t *ans = json_loads(buf_cstr(&out), 0, NULL);
         json_t *resp = json_object_get(ans, "response");
@@ -98,12 +107,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const struct mk_kind *k = mk_kind_by_gvk(api, r.kind);
         struct wh_verdict v;
         wh_verdict_init(&v);
+        json_t *before = r.object ? json_deep_copy(r.object) : NULL;
         if (k && wh_mutate(&ctx, k, &r, &v) == 0 && v.patch && r.object) {
             json_t *copy = json_deep_copy(r.object);
             if (jp_apply(copy, v.patch, err, sizeof(err)) < 0)
                 abort();
             json_decref(copy);
         }
+        if (before && !json_equal(before, r.object))
+            abort();
+        json_decref(before);
         wh_verdict_clear(&v);
         wh_review_clear(&r);
     }
