@@ -703,14 +703,18 @@ static int send_json(struct kc_client *c, const char *method, const char *path, 
     struct buf body;
     buf_init(&body, BUF_CAP_JSON_TEXT);
     if (!obj || jx_dump(obj, JSON_COMPACT | JSON_ENCODE_ANY, &body) < 0) {
+        int code = !obj ? MK_ERR_INVAL : body.overflow ? MK_ERR_TOOBIG : MK_ERR_NOMEM;
         buf_free(&body);
         if (out)
             *out = NULL;
         if (st) {
             memset(st, 0, sizeof(*st));
-            snprintf(st->message, sizeof(st->message), obj ? "out of memory" : "no body");
+            snprintf(st->message, sizeof(st->message), "%s",
+                     code == MK_ERR_INVAL    ? "no body"
+                     : code == MK_ERR_TOOBIG ? "request body over 16 MiB (BUF_CAP_JSON_TEXT)"
+                                             : "out of memory");
         }
-        return obj ? MK_ERR_NOMEM : MK_ERR_INVAL;
+        return code;
     }
     int rc = kc_request(c, method, path, query, content_type, buf_cstr(&body), body.len, out, st);
     buf_free(&body);

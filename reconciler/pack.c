@@ -16,11 +16,10 @@
 #define Z_WBITS    (-13)
 #define Z_MEMLEVEL 5
 
-/* The text deflated with the dictionary, behind its length (4 bytes, little
- * endian), written at the end of b. Returns 0 or -1. */
-static int deflated(struct buf *b, const char *text)
+/* The len bytes of text deflated with the dictionary, behind its length (4
+ * bytes, little endian), written at the end of b. Returns 0 or -1. */
+static int deflated(struct buf *b, const char *text, size_t len)
 {
-    size_t len = strlen(text);
     z_stream z = {0};
     int out = -1;
     if (len > UINT32_MAX || deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, Z_WBITS, Z_MEMLEVEL,
@@ -171,7 +170,7 @@ json_t *rc_pack(json_t *obj, void *ud)
     int rc = 0;
     for (int f = 0; f < RC_MD_COUNT; f++)
         rc |= put_field(&b, obj, (enum rc_md)f);
-    if (rc == 0 && deflated(&b, text.data) == 0)
+    if (rc == 0 && deflated(&b, text.data, text.len) == 0)
         out = json_stringn_nocheck(b.data, b.len);
 out:
     buf_free(&b);

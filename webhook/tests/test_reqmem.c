@@ -130,6 +130,41 @@ static void test_threads_have_their_own_blocks(void **state)
     }
 }
 
+static void *one_scope(void *arg)
+{
+    int *carved = arg;
+    *carved = -1;
+    if (wh_reqmem_begin() != 1)
+        return NULL; /* no block for this thread */
+    json_t *v = json_loads(doc, 0, NULL);
+    *carved = v && wh_reqmem_owns(v);
+    json_decref(v);
+    wh_reqmem_end();
+    return NULL;
+}
+
+/* Every exiting thread keeps its block registered (a server thread lives as
+ * long as the process): past WH_REQMEM_MAX_BLOCKS, no scope, and jansson
+ * goes on with malloc. Last: it leaves no block for later tests. */
+static void test_registry_full_falls_back_to_malloc(void **state)
+{
+    (void)state;
+    size_t blocks, retired;
+    wh_reqmem_counts(&blocks, &retired);
+    for (size_t i = blocks; i < WH_REQMEM_MAX_BLOCKS + 2; i++) {
+        pthread_t t;
+        int carved;
+        assert_int_equal(pthread_create(&t, NULL, one_scope, &carved), 0);
+        pthread_join(t, NULL);
+        assert_int_equal(carved, i < WH_REQMEM_MAX_BLOCKS ? 1 : -1);
+    }
+    wh_reqmem_counts(&blocks, &retired);
+    assert_int_equal(blocks, WH_REQMEM_MAX_BLOCKS);
+    json_t *v = json_loads(doc, 0, NULL); /* this thread's own block still works */
+    assert_non_null(v);
+    json_decref(v);
+}
+
 int main(void)
 {
     wh_reqmem_install();
@@ -138,6 +173,7 @@ int main(void)
         cmocka_unit_test(test_full_block_falls_back_to_malloc),
         cmocka_unit_test(test_value_outliving_its_scope),
         cmocka_unit_test(test_threads_have_their_own_blocks),
+        cmocka_unit_test(test_registry_full_falls_back_to_malloc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
