@@ -8,7 +8,7 @@
 FROM debian:bookworm AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      build-essential pkg-config libmicrohttpd-dev libssl-dev libjansson-dev \
+      build-essential pkg-config libmicrohttpd-dev libssl-dev libjansson-dev libyajl-dev \
       libcurl4-openssl-dev libyaml-dev zlib1g-dev libjemalloc-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -26,7 +26,7 @@ FROM debian:bookworm-slim
 # workers whose kubeconfig trusts the system roots.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libmicrohttpd12 libssl3 libjansson4 libcurl4 libyaml-0-2 zlib1g libjemalloc2 ca-certificates \
+      libmicrohttpd12 libssl3 libjansson4 libyajl2 libcurl4 libyaml-0-2 zlib1g libjemalloc2 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/bin/mkueue-webhook /src/bin/mkueue-reconciler /usr/local/bin/
 # The chart's securityContext runs as 65532 too; no shell needed at runtime.

@@ -4,7 +4,7 @@
 VERSION   ?= 0.1.0
 CC        ?= cc
 BUILD     ?= build
-PKGS      := jansson libcurl yaml-0.1 openssl libmicrohttpd zlib
+PKGS      := jansson yajl libcurl yaml-0.1 openssl libmicrohttpd zlib
 CSTD      := -std=c11 -D_GNU_SOURCE
 WARN      := -Wall -Wextra -Werror
 CFLAGS    ?= -O2 -g
@@ -18,7 +18,7 @@ RC_ALLOC_LIBS := -ljemalloc
 
 # Debian packages the build, tests and demo need (checked by `make deps`).
 # "pkg:cmd" is skipped when cmd is already on PATH (e.g. Node's own npm).
-DEB_PKGS  := build-essential pkg-config libmicrohttpd-dev libssl-dev libjansson-dev \
+DEB_PKGS  := build-essential pkg-config libmicrohttpd-dev libssl-dev libjansson-dev libyajl-dev \
              libcurl4-openssl-dev libyaml-dev zlib1g-dev libjemalloc-dev libcmocka-dev clang clang-format cppcheck \
              openssl curl jq bats python3
 
@@ -155,6 +155,8 @@ lint: deps
 	  { echo "lint: fill a caller's err with errf() and return 0 or an MK_ERR_* code (docs/design.md 3)"; exit 1; }
 	@echo "lint: jx_dump"; ! grep -nE '\bjson_dumps[[:space:]]*\(' $(filter-out $(TEST_C_FILES),$(C_FILES)) || \
 	  { echo "lint: serialize with jx_dump (common/jsonx.h): json_dumps' text comes from jansson's allocator"; exit 1; }
+	@echo "lint: jx_loadb"; ! grep -nE '\bjson_load[bs][[:space:]]*\(' $(filter-out common/jsonx.c $(TEST_C_FILES),$(C_FILES)) || \
+	  { echo "lint: decode with jx_loadb (common/jsonx.h): one decoder, yajl's speed, jansson's verdicts"; exit 1; }
 	@echo "lint: cppcheck"; cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --inline-suppr --std=c11 -Icommon --suppress=missingIncludeSystem $(C_FILES)
 

@@ -1,5 +1,6 @@
 #include "jsonx.h"
 #include "errf.h"
+#include "json_yajl.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -280,6 +281,12 @@ size_t jx_scan_cost(const struct jx_scan *s)
     return c;
 }
 
+json_t *jx_loadb(const char *data, size_t len, size_t flags, json_error_t *err)
+{
+    json_t *root = jy_decode(data, len, flags);
+    return root ? root : json_loadb(data, len, flags, err); /* jansson has the last word */
+}
+
 json_t *jx_loadb_budget(const char *data, size_t len, size_t max_bytes, int max_depth,
                         size_t max_cost, char *err, size_t errlen)
 {
@@ -314,7 +321,7 @@ json_t *jx_loadb_scanned(const char *data, size_t len, const struct jx_scan *sc,
         return NULL;
     }
     json_error_t e;
-    json_t *root = json_loadb(data ? data : "", len, JSON_REJECT_DUPLICATES, &e);
+    json_t *root = jx_loadb(data ? data : "", len, JSON_REJECT_DUPLICATES, &e);
     if (!root)
         errf(err, errlen, MK_ERR_INVAL, "invalid JSON at line %d column %d (byte %d): %s", e.line,
              e.column, e.position, e.text);

@@ -226,7 +226,7 @@ void kc_status_from_json(const json_t *obj, long http, struct kc_status *st)
 /* Fills st for a non-2xx answer (st->retry_after_s already holds the header). */
 static void decode_error(struct kc_status *st, long http, const char *body, size_t len)
 {
-    json_t *j = len ? json_loadb(body, len, 0, NULL) : NULL;
+    json_t *j = len ? jx_loadb(body, len, 0, NULL) : NULL;
     const char *kind = json_string_value(json_object_get(j, "kind"));
     if (kind && strcmp(kind, "Status") == 0) {
         kc_status_from_json(j, http, st);
@@ -675,7 +675,7 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
         rc = MK_ERR_NOMEM;
     } else if ((rc = outcome(cc, code, errbuf, &x.body, st)) == MK_OK && out) {
         json_error_t jerr;
-        *out = x.body.len ? json_loadb(x.body.data, x.body.len, 0, &jerr) : NULL;
+        *out = x.body.len ? jx_loadb(x.body.data, x.body.len, 0, &jerr) : NULL;
         if (!*out) {
             rc = MK_ERR_DECODE;
             snprintf(st->message, sizeof(st->message), "invalid JSON in response: %s",

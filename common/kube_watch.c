@@ -1,5 +1,6 @@
 #include "errf.h"
 #include "clock.h"
+#include "jsonx.h"
 #include "kube_watch.h"
 
 #include <pthread.h>
@@ -53,7 +54,7 @@ int kw_decode_line(const char *line, size_t len, int max_depth, struct kw_event 
         errf(err, errlen, 0, "watch event nested deeper than %d", max_depth);
         goto out;
     }
-    root = json_loadb(line, len, 0, &jerr);
+    root = jx_loadb(line, len, 0, &jerr);
     if (!root) {
         errf(err, errlen, 0, "watch event is not JSON: %s at column %d", jerr.text, jerr.column);
         goto out;

@@ -81,7 +81,7 @@ for b in "${bins[@]}"; do
 done
 
 # the build stage has the -dev package of each library the Makefile links
-for dev in libmicrohttpd-dev libssl-dev libjansson-dev libcurl4-openssl-dev libyaml-dev build-essential pkg-config; do
+for dev in libmicrohttpd-dev libssl-dev libjansson-dev libyajl-dev libcurl4-openssl-dev libyaml-dev build-essential pkg-config; do
     printf '%s\n' "${build[@]}" | grep -qx "$dev" || err "the build stage does not install $dev"
 done
 
