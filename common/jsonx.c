@@ -191,14 +191,21 @@ void jx_scan(const char *data, size_t len, struct jx_scan *out)
     out->bytes = len;
     int depth = 0, in_str = 0, in_lit = 0;
     for (size_t i = 0; data && i < len; i++) {
-        char ch = data[i];
         if (in_str) {
-            if (ch == '\\')
-                i++; /* the escaped byte cannot end the string */
-            else if (ch == '"')
-                in_str = 0;
+            /* most bytes are strings' own: jump to the next quote (memchr
+             * is vectorized); it ends the string unless an odd number of
+             * backslashes escapes it */
+            const char *q = memchr(data + i, '"', len - i);
+            if (!q)
+                break;
+            size_t at = (size_t)(q - data), bs = 0;
+            while (at - bs > i && data[at - bs - 1] == '\\')
+                bs++;
+            in_str = bs % 2;
+            i = at;
             continue;
         }
+        char ch = data[i];
         switch (ch) {
         case '"':
             in_str = 1;

@@ -15,15 +15,18 @@
 #include <sanitizer/asan_interface.h>
 #define POISON(p, n)   ASAN_POISON_MEMORY_REGION(p, n)
 #define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#define REDZONE        16u /* poisoned bytes after each value: overflows are reported */
+#define REDZONE        16u   /* poisoned bytes after each value: overflows are reported */
+#define ALIGN          16u   /* as malloc's */
+#define HEADER         ALIGN /* the value's size, before it, to poison it once freed */
 #else
 #define POISON(p, n)   ((void)(p), (void)(n))
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #define REDZONE        0u
+/* jansson's structures hold pointers, sizes, long long and double at most;
+ * no header: a review's tree is a third smaller, fewer cache lines to fill */
+#define ALIGN          8u
+#define HEADER         0u
 #endif
-
-#define ALIGN  16u   /* as malloc's */
-#define HEADER ALIGN /* the value's size, before it */
 
 struct block {
     char *base;    /* WH_REQMEM_BLOCK bytes */
@@ -61,16 +64,18 @@ static struct block *block_of(const void *p)
 static void *rm_malloc(size_t size)
 {
     struct block *b = mine;
-    size_t need = HEADER + ((size + ALIGN - 1) & ~(size_t)(ALIGN - 1)) + REDZONE;
+    size_t need = HEADER + ((size + !size + ALIGN - 1) & ~(size_t)(ALIGN - 1)) + REDZONE;
     if (!open_scope || !b || size > WH_REQMEM_BLOCK || need > WH_REQMEM_BLOCK - b->used)
         return malloc(size);
     char *h = b->base + b->used;
     b->used += need;
     b->carved++;
+#if defined(__SANITIZE_ADDRESS__)
     UNPOISON(h, HEADER);
     memcpy(h, &size, sizeof(size));
     POISON(h, HEADER);
     UNPOISON(h + HEADER, size);
+#endif
     return h + HEADER;
 }
 
