@@ -2,8 +2,8 @@
  * the same jansson tree as json_loadb would.
  *
  * jansson stays the reference. jy_decode either returns exactly the tree
- * json_loadb(data, len, flags) would return (equal values, the same types
- * and key order) or declines with NULL, and the caller then decodes with
+ * json_loadb would return for the same bytes and flags (equal values, the
+ * same types and key order) or declines with NULL, and the caller then decodes with
  * jansson, which gives the verdict and the error message. It declines:
  *   - on any error, so bad input is always refused in jansson's words;
  *   - on input where yajl is laxer than jansson: escapes of NUL and of
