@@ -183,8 +183,8 @@ static int lax_spot(const char *data, size_t len)
 
 json_t *jy_decode(const char *data, size_t len, size_t flags)
 {
-    if (!data || len == 0 || lax_spot(data, len))
-        return NULL;
+    if (!data || len == 0 || (flags & ~(size_t)JSON_REJECT_DUPLICATES) || lax_spot(data, len))
+        return NULL; /* other flags (JSON_DECODE_ANY, ...) are jansson's alone */
     struct builder b = {.flags = flags};
     yajl_handle h = yajl_alloc(&callbacks, NULL, &b);
     if (!h)

@@ -29,7 +29,8 @@
 /* Deeper documents are left to jansson (whose own limit is 2048). */
 #define JY_MAX_DEPTH 128
 
-/* flags: 0 or JSON_REJECT_DUPLICATES, as for json_loadb. */
+/* flags: 0 or JSON_REJECT_DUPLICATES, as for json_loadb; with any other
+ * flag it declines. */
 json_t *jy_decode(const char *data, size_t len, size_t flags);
 
 #endif

@@ -47,9 +47,10 @@ int jx_set_new_str(json_t *root, const char *path, const char *s);
  * Returns 0 when removed, -1 when absent or the path is invalid. */
 int jx_del(json_t *root, const char *path);
 
-/* The one way to decode: json_loadb's contract (flags 0 or
- * JSON_REJECT_DUPLICATES, a new reference or NULL with `err` filled; err may
- * be NULL), yajl's speed where it is sure to agree (common/json_yajl.h). */
+/* The one way to decode: json_loadb's contract (any of its flags; a new
+ * reference, or NULL with `err` filled; err may be NULL), at yajl's speed
+ * where yajl is sure to agree (common/json_yajl.h: flags 0 and
+ * JSON_REJECT_DUPLICATES). */
 json_t *jx_loadb(const char *data, size_t len, size_t flags, json_error_t *err);
 
 /* Decodes untrusted JSON. Before jansson sees it, a linear pre-scan refuses

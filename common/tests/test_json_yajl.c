@@ -97,6 +97,7 @@ static void test_declines_where_jansson_decides(void **state)
         {"[01]", 0, 0, "invalid token"},
         {"{\"a\":1", 0, 0, "'}' expected"},
         {"", 0, 0, "'[' or '{' expected"},
+        {"[1]", 0, JSON_DECODE_ANY, NULL}, /* flags other than JSON_REJECT_DUPLICATES */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const struct declined *c = &cases[i];
