@@ -64,8 +64,12 @@ teardown() {
     w1=$(grep -c '^worker-1$' <<<"$placed" || true)
     w2=$(grep -c '^worker-2$' <<<"$placed" || true)
     echo "# worker-1: $w1, worker-2: $w2" >&3
-    # a fair spread of 20 leaves fewer than 4 on one side with probability 0.13%
-    [ "$w1" -ge 4 ] && [ "$w2" -ge 4 ]
+    # Ties given to worker-1 (the bug) put all 20 there. A fair spread of 20
+    # ties leaves fewer than 2 on one side with probability 0.004%; on a loaded
+    # machine (the ASan run) the copies' creation can straddle a second, so
+    # fewer pairs are ties and the first-created side wins more of them (17
+    # to 3 seen once in session 21's CI): at least 2 each.
+    [ "$w1" -ge 2 ] && [ "$w2" -ge 2 ]
     # clusterName is written before the remote job is created (never two jobs)
     eventually 30 is_eq $n rc_count_remote_jobs "$NS"
 }
