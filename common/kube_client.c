@@ -709,10 +709,12 @@ static int send_json(struct kc_client *c, const char *method, const char *path, 
             *out = NULL;
         if (st) {
             memset(st, 0, sizeof(*st));
-            snprintf(st->message, sizeof(st->message), "%s",
-                     code == MK_ERR_INVAL    ? "no body"
-                     : code == MK_ERR_TOOBIG ? "request body over 16 MiB (BUF_CAP_JSON_TEXT)"
-                                             : "out of memory");
+            if (code == MK_ERR_TOOBIG)
+                snprintf(st->message, sizeof(st->message), "request body over %zu bytes",
+                         (size_t)BUF_CAP_JSON_TEXT);
+            else
+                snprintf(st->message, sizeof(st->message), "%s",
+                         code == MK_ERR_INVAL ? "no body" : "out of memory");
         }
         return code;
     }

@@ -17,29 +17,6 @@
 
 static const char *const type_names[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
 
-/* Rejects nesting deeper than max before the (recursive) parser sees it. */
-static int depth_ok(const char *s, size_t len, int max)
-{
-    int depth = 0, in_str = 0;
-    for (size_t i = 0; i < len; i++) {
-        char ch = s[i];
-        if (in_str) {
-            if (ch == '\\')
-                i++;
-            else if (ch == '"')
-                in_str = 0;
-        } else if (ch == '"') {
-            in_str = 1;
-        } else if (ch == '{' || ch == '[') {
-            if (++depth > max)
-                return 0;
-        } else if (ch == '}' || ch == ']') {
-            depth--;
-        }
-    }
-    return 1;
-}
-
 int kw_decode_line(const char *line, size_t len, int max_depth, struct kw_event *ev, json_t **out,
                    char *err, size_t errlen)
 {
@@ -50,7 +27,8 @@ int kw_decode_line(const char *line, size_t len, int max_depth, struct kw_event 
     memset(ev, 0, sizeof(*ev));
     if (max_depth <= 0)
         max_depth = KW_DEFAULT_MAX_DEPTH;
-    if (!depth_ok(line, len, max_depth)) {
+    /* nesting refused before the decoder sees it, by jsonx's pre-scan */
+    if (jx_scan_depth(line, len, max_depth) > max_depth) {
         errf(err, errlen, 0, "watch event nested deeper than %d", max_depth);
         goto out;
     }
