@@ -122,7 +122,7 @@ int mk_pod_refs(const struct mk_kind *k, const json_t *job, struct mk_refs *out)
     out->n = 0; /* not the ~17 KB of entries: only the first n are read */
     out->truncated = 0;
     char err[256];
-    json_t *sets = mk_pod_sets(k, job, err, sizeof(err));
+    json_t *sets = mk_pod_sets_shared(k, job, err, sizeof(err));
     if (!sets)
         return -1;
     size_t i;

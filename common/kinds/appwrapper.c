@@ -406,7 +406,7 @@ static int pod_sets(const json_t *aw, json_t *out, char *err, size_t errlen)
             }
             snprintf(psname, sizeof(psname), "%.50s-%zu", name ? name : "appwrapper", n++);
             int rc = mk_podset_add(out, psname, replicas, tmpl, err, errlen);
-            json_decref(tmpl); /* mk_podset_add copied it */
+            json_decref(tmpl); /* mk_podset_add took its own reference */
             if (rc < 0) {
                 json_decref(sets);
                 return rc;

@@ -134,8 +134,15 @@ long long mk_lws_replicas(const json_t *lws);
 int mk_lws_workload_name(const json_t *lws, long long index, char *out, size_t outlen);
 
 /* The Workload pod sets of a job (new array), or NULL with err. Checks the
- * count of pod sets and that each has a name and a non-negative count. */
+ * count of pod sets and that each has a name and a non-negative count.
+ * Each template is a deep copy, the caller's to edit or keep. */
 json_t *mk_pod_sets(const struct mk_kind *k, const json_t *job, char *err, size_t errlen);
+
+/* The same pod sets whose templates are shared with job (one more reference,
+ * no copy): to read, never to edit, e.g. what the pods refer to (the
+ * webhook's preflight, where copying a template per review cost more than
+ * reading it). */
+json_t *mk_pod_sets_shared(const struct mk_kind *k, const json_t *job, char *err, size_t errlen);
 
 /* The object to create on a worker: metadata reduced to name, namespace,
  * labels and annotations; origin label; prebuilt-workload-name label (as

@@ -287,7 +287,9 @@ json_t *mk_pod_group_pod_sets(const json_t *pods, char *err, size_t errlen)
             errf(err, errlen, MK_ERR_INVAL, "pod group can't include more than 8 roles");
             goto fail;
         }
-        json_t *tmpl = json_pack("{s:O}", "spec", jx_get(v[i], "spec") ?: json_null());
+        /* a copy, as mk_pod_sets gives: the Workload built from these is the caller's to edit */
+        json_t *tmpl =
+            json_pack("{s:o}", "spec", json_deep_copy(jx_get(v[i], "spec") ?: json_null()));
         rc = tmpl ? mk_podset_add(out, role, 1, tmpl, err, errlen) : MK_ERR_NOMEM;
         json_decref(tmpl);
         if (rc == MK_ERR_NOMEM || !tmpl)

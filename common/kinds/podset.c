@@ -23,7 +23,7 @@ int mk_podset_add(json_t *out, const char *name, long long count, const json_t *
         return errf(err, errlen, MK_ERR_INVAL,
                     "pod set %s: replica count must be a non-negative integer", lower);
     }
-    json_t *t = tmpl ? json_deep_copy(tmpl) : json_object();
+    json_t *t = tmpl ? json_incref((json_t *)tmpl) : json_object(); /* shared: see podset.h */
     json_t *ps =
         t ? json_pack("{s:s,s:I,s:o}", "name", lower, "count", (json_int_t)count, "template", t)
           : NULL;

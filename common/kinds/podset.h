@@ -5,8 +5,10 @@
 #include <jansson.h>
 #include <stddef.h>
 
-/* Appends {name (lower-cased), count, template (deep copy)} to out; a NULL
- * template becomes {}. Returns 0, or -1 with err on a bad name or oom. */
+/* Appends {name (lower-cased), count, template} to out; a NULL template
+ * becomes {}. The template is tmpl itself, one more reference, not a copy:
+ * mk_pod_sets_shared hands it out as such (read-only), mk_pod_sets replaces
+ * it with a deep copy. Returns 0, or -1 with err on a bad name or oom. */
 int mk_podset_add(json_t *out, const char *name, long long count, const json_t *tmpl, char *err,
                   size_t errlen);
 

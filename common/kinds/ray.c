@@ -84,7 +84,7 @@ static int rayjob_pod_sets(const json_t *rj, json_t *out, char *err, size_t errl
         return errf(err, errlen, MK_ERR_NOMEM, "out of memory");
     }
     int rc = mk_podset_add(out, "submitter", 1, def, err, errlen);
-    json_decref(def); /* mk_podset_add copied it */
+    json_decref(def); /* mk_podset_add took its own reference */
     return rc;
 }
 

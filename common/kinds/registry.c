@@ -193,7 +193,7 @@ int mk_workload_name(const char *kind, const char *group, const char *name, cons
     return w < 0 || (size_t)w >= outlen ? -1 : 0;
 }
 
-json_t *mk_pod_sets(const struct mk_kind *k, const json_t *job, char *err, size_t errlen)
+json_t *mk_pod_sets_shared(const struct mk_kind *k, const json_t *job, char *err, size_t errlen)
 {
     json_t *out = json_array();
     if (!out) {
@@ -216,6 +216,23 @@ json_t *mk_pod_sets(const struct mk_kind *k, const json_t *job, char *err, size_
 fail:
     json_decref(out);
     return NULL;
+}
+
+json_t *mk_pod_sets(const struct mk_kind *k, const json_t *job, char *err, size_t errlen)
+{
+    json_t *out = mk_pod_sets_shared(k, job, err, errlen);
+    size_t i;
+    json_t *ps;
+    json_array_foreach(out, i, ps)
+    {
+        if (json_object_set_new(ps, "template", json_deep_copy(json_object_get(ps, "template"))) <
+            0) {
+            json_decref(out);
+            errf(err, errlen, MK_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+    }
+    return out;
 }
 
 json_t *mk_remote_copy(const struct mk_kind *k, const json_t *job, const char *origin,

@@ -115,6 +115,33 @@ static void test_job_pod_sets_and_min_parallelism(void **state)
     json_decref(job);
 }
 
+/* mk_pod_sets hands out copies to edit; mk_pod_sets_shared the job's own
+ * templates, equal to the copies, for reading. */
+static void test_pod_sets_copied_or_shared(void **state)
+{
+    (void)state;
+    char err[256];
+    const struct mk_kind *k = mk_kind_by_gvk("batch/v1", "Job");
+    json_t *job = tj_parse("{\"metadata\":{\"name\":\"j\"},\"spec\":{\"template\":"
+                           "{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}");
+    json_t *before = json_deep_copy(job);
+    json_t *copied = mk_pod_sets(k, job, err, sizeof(err));
+    json_t *shared = mk_pod_sets_shared(k, job, err, sizeof(err));
+    assert_non_null(copied);
+    assert_non_null(shared);
+    assert_true(json_equal(copied, shared));
+    assert_ptr_equal(jx_get(shared, "0.template"), jx_get(job, "spec.template"));
+    assert_ptr_not_equal(jx_get(copied, "0.template"), jx_get(job, "spec.template"));
+    jx_set_new_str(copied, "0.template.spec.containers.0.name", "edited");
+    json_object_clear(jx_get(copied, "0.template"));
+    assert_true(json_equal(job, before)); /* the copy's edits stay in the copy */
+    json_decref(copied);
+    json_decref(shared);
+    assert_true(json_equal(job, before)); /* and the shared sets did not change it */
+    json_decref(before);
+    json_decref(job);
+}
+
 static void test_jobset_pod_sets(void **state)
 {
     (void)state;
@@ -504,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_webhook_paths_follow_kueue),
         cmocka_unit_test(test_workload_name_is_kueues),
         cmocka_unit_test(test_job_pod_sets_and_min_parallelism),
+        cmocka_unit_test(test_pod_sets_copied_or_shared),
         cmocka_unit_test(test_jobset_pod_sets),
         cmocka_unit_test(test_kubeflow_pod_sets_in_operator_order),
         cmocka_unit_test(test_ray_and_lws_pod_sets),
