@@ -15,6 +15,16 @@
  * under jemalloc, configured by its malloc_conf in heap.c). */
 void rc_heap_tune(void);
 
+/* On the calling thread, a jemalloc thread cache (none by default): for the
+ * few threads that allocate without pause, the reconcile workers. A no-op
+ * under glibc's malloc. */
+void rc_heap_thread_cache(void);
+
+/* Which threads have a jemalloc cache, as jemalloc read its configuration:
+ * "workers" (malloc_conf's), "all threads" (e.g. MALLOC_CONF=tcache:true),
+ * "glibc" when glibc's malloc is linked. Logged at start. */
+const char *rc_heap_thread_caches(void);
+
 /* Bytes the program has allocated and not freed (the heap metric). */
 size_t rc_heap_in_use(void);
 

@@ -537,6 +537,7 @@ static void *worker(void *arg)
 {
     struct app *a = ((struct lane *)arg)->a;
     struct wq *q = ((struct lane *)arg)->q;
+    rc_heap_thread_cache();
     pthread_mutex_lock(&a->mu);
     while (!a->leading && !a->stopping)
         pthread_cond_wait(&a->cv, &a->mu);
@@ -1042,7 +1043,7 @@ int main(int argc, char **argv)
     LOG_I(LG, "starting", "version", MKUEUE_VERSION, "mode",
           a->cfg.mode == RC_MODE_STANDALONE ? "standalone" : "with-kueue", "origin", a->cfg.origin,
           "dispatcher", a->cfg.dispatcher_name, "identity", a->cfg.identity, "allocator",
-          rc_heap_allocator());
+          rc_heap_allocator(), "thread_caches", rc_heap_thread_caches());
     if (a->cfg.metrics_addr[0] && strcmp(a->cfg.metrics_addr, "0") != 0) {
         a->http = rc_http_start(a->cfg.metrics_addr, &a->x.metrics, ready, before_render, a, err,
                                 sizeof(err));

@@ -142,12 +142,15 @@ teardown() {
     eventually 20 is_eq True rc_cond "$NS" second QuotaReserved
 }
 
-@test "the reconciler names its allocator at start and its heap metric reads it" {
+@test "the reconciler names its allocator and its thread caches at start, and its heap metric reads it" {
     # jemalloc when linked (reconciler/heap.h); the ASan build keeps glibc's
     want=glibc
     ldd "$RC_BIN" | grep -q libjemalloc && want=jemalloc
-    grep '"msg":"starting","logger":"main"' "$MKUEUE_E2E_DIR/logs/rc-job.log" | tail -1 | grep -q "\"allocator\":\"$want\""
+    start=$(grep '"msg":"starting","logger":"main"' "$MKUEUE_E2E_DIR/logs/rc-job.log" | tail -1)
+    grep -q "\"allocator\":\"$want\"" <<<"$start"
     [ "$want" = glibc ] && return 0 # ASan's malloc is neither: no figure to read
+    # jemalloc read heap.c's malloc_conf: thread caches on the reconcile workers only
+    grep -q '"thread_caches":"workers"' <<<"$start"
     heap=$(curl -sf "http://127.0.0.1:$PORT/metrics" | awk '/^mkueue_heap_inuse_bytes / { print $2 }')
     # the informers' caches alone are well over a MiB
     awk -v h="$heap" 'BEGIN { exit !(h > 1048576) }'

@@ -17,6 +17,8 @@ static void test_names_the_linked_allocator(void **state)
 {
     (void)state;
     assert_string_equal(rc_heap_allocator(), "glibc");
+    assert_string_equal(rc_heap_thread_caches(), "glibc");
+    rc_heap_thread_cache(); /* jemalloc's switch: nothing to do under glibc */
 }
 
 static void test_in_use_follows_an_allocation(void **state)
