@@ -229,11 +229,14 @@ struct kw_informer {
     struct kw_backoff backoff; /* informer thread only */
 
     struct kc_stop stop; /* its threads' and its watch stream's (woken at once) */
-    pthread_t thread, resync_thread;
-    int has_resync_thread;
+    pthread_t thread;
+    /* In the resyncer's list (below), under its lock. */
+    int resyncing;
+    long long resync_due_ms;
+    struct kw_informer *resync_next;
     pthread_mutex_t lock; /* guards stats and the wakeup condition */
-    pthread_cond_t wake;  /* stop, for backoff and resync sleeps */
-    /* Serializes cache writes and handler calls of the watch and resync threads. */
+    pthread_cond_t wake;  /* stop, for backoff sleeps */
+    /* Serializes cache writes and handler calls of the watch thread and the resyncer. */
     pthread_mutex_t apply_lock;
     struct kw_stats st;
     uint64_t rng;
@@ -589,17 +592,96 @@ static void *informer_main(void *arg)
     return NULL;
 }
 
-static void *resync_main(void *arg)
+/* ---- periodic resync: one thread for every informer of the process ----
+ * A resync comes every few minutes. A thread per informer sleeping between
+ * them was half the reconciler's threads (one informer per watch, about 32
+ * per worker). The resyncer keeps the informers that resync in a list,
+ * each with its next time, and resyncs the due ones one after another. Its
+ * thread starts with the first such informer and lasts as long as the
+ * process. */
+static struct {
+    pthread_once_t once;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;      /* an informer added or removed, a resync done */
+    int running;              /* its thread started */
+    struct kw_informer *head; /* informers that resync */
+    struct kw_informer *busy; /* the one being resynced (outside the lock) */
+} resyncer = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *resyncer_main(void *arg)
 {
-    struct kw_informer *inf = arg;
-    while (!sleep_ms(inf, inf->resync_ms)) {
-        if (!kcache_synced(inf->cache))
+    (void)arg;
+    pthread_mutex_lock(&resyncer.lock);
+    for (;;) {
+        long long now = clk_now_ms();
+        struct kw_informer *due = NULL; /* the most overdue, or the next */
+        for (struct kw_informer *i = resyncer.head; i; i = i->resync_next)
+            if (!due || i->resync_due_ms < due->resync_due_ms)
+                due = i;
+        if (!due || due->resync_due_ms > now) {
+            clk_cond_wait_until(&resyncer.wake, &resyncer.lock,
+                                due ? due->resync_due_ms : now + 60 * 1000);
             continue;
-        pthread_mutex_lock(&inf->apply_lock);
-        kcache_resync(inf->cache);
-        pthread_mutex_unlock(&inf->apply_lock);
+        }
+        due->resync_due_ms = now + due->resync_ms;
+        resyncer.busy = due; /* kw_informer_stop waits for it */
+        pthread_mutex_unlock(&resyncer.lock);
+        if (kcache_synced(due->cache)) {
+            pthread_mutex_lock(&due->apply_lock);
+            kcache_resync(due->cache);
+            pthread_mutex_unlock(&due->apply_lock);
+        }
+        pthread_mutex_lock(&resyncer.lock);
+        resyncer.busy = NULL;
+        pthread_cond_broadcast(&resyncer.wake);
     }
     return NULL;
+}
+
+static void resyncer_init(void)
+{
+    pthread_t t;
+    if (clk_cond_init(&resyncer.wake) != 0)
+        return;
+    resyncer.running = pthread_create(&t, NULL, resyncer_main, NULL) == 0;
+    if (resyncer.running) {
+        pthread_setname_np(t, "kw-resync"); /* top -H, and its unit test */
+        pthread_detach(t);
+    }
+}
+
+/* Adds inf to the resyncer; 0, or -1 when its thread could not start. */
+static int resyncer_add(struct kw_informer *inf)
+{
+    pthread_once(&resyncer.once, resyncer_init);
+    if (!resyncer.running)
+        return -1;
+    pthread_mutex_lock(&resyncer.lock);
+    inf->resync_due_ms = clk_now_ms() + inf->resync_ms;
+    inf->resync_next = resyncer.head;
+    resyncer.head = inf;
+    inf->resyncing = 1;
+    pthread_cond_broadcast(&resyncer.wake);
+    pthread_mutex_unlock(&resyncer.lock);
+    return 0;
+}
+
+/* Removes inf; on return no resync of it runs or will run. */
+static void resyncer_remove(struct kw_informer *inf)
+{
+    if (!inf->resyncing)
+        return;
+    pthread_mutex_lock(&resyncer.lock);
+    for (struct kw_informer **p = &resyncer.head; *p; p = &(*p)->resync_next) {
+        if (*p == inf) {
+            *p = inf->resync_next;
+            break;
+        }
+    }
+    while (resyncer.busy == inf)
+        clk_cond_wait_until(&resyncer.wake, &resyncer.lock, clk_now_ms() + 1000);
+    inf->resyncing = 0;
+    pthread_mutex_unlock(&resyncer.lock);
 }
 
 static char *dup_or_null(const char *s, int *oom)
@@ -661,12 +743,9 @@ struct kw_informer *kw_informer_start(struct kc_client *client, const struct kc_
         informer_free(inf);
         return NULL;
     }
-    if (inf->resync_ms > 0) {
-        inf->has_resync_thread = pthread_create(&inf->resync_thread, NULL, resync_main, inf) == 0;
-        if (!inf->has_resync_thread)
-            LOG_W("informer", "cannot start resync thread; no periodic resync", "resource",
-                  inf->name);
-    }
+    if (inf->resync_ms > 0 && resyncer_add(inf) < 0)
+        LOG_W("informer", "cannot start the resync thread; no periodic resync", "resource",
+              inf->name);
     return inf;
 }
 
@@ -679,9 +758,8 @@ void kw_informer_stop(struct kw_informer *inf)
     pthread_mutex_lock(&inf->lock);
     pthread_cond_broadcast(&inf->wake);
     pthread_mutex_unlock(&inf->lock);
+    resyncer_remove(inf);
     pthread_join(inf->thread, NULL);
-    if (inf->has_resync_thread)
-        pthread_join(inf->resync_thread, NULL);
     informer_free(inf);
 }
 

@@ -132,16 +132,18 @@ struct kw_informer;
 /* Starts the informer's thread. client, res and cache are borrowed and must
  * outlive the informer; ns (NULL = all namespaces), label_selector (NULL =
  * none) and opt's strings are copied; opt may be NULL. The informer is the
- * cache's only writer; its handlers run on the informer's threads, one at a
- * time, and must not call kw_informer_stop. Returns NULL (and logs) when the
+ * cache's only writer; its handlers run on the informer's thread, or for a
+ * periodic resync on the process's one resync thread (shared by every
+ * informer, started with the first that resyncs, never stopped), one call at
+ * a time, and must not call kw_informer_stop. Returns NULL (and logs) when the
  * thread cannot start. */
 struct kw_informer *kw_informer_start(struct kc_client *client, const struct kc_resource *res,
                                       const char *ns, const char *label_selector,
                                       struct kcache *cache, const struct kw_options *opt);
-/* Stops the threads (promptly: the stop wakes the stream and the backoff
- * and resync waits; a list in flight is not interrupted, it ends within the client's
- * request timeout), joins them and frees the informer. The cache keeps its
- * content. NULL is a no-op. */
+/* Stops the informer (promptly: the stop wakes the stream and the backoff
+ * wait; a list in flight is not interrupted, it ends within the client's
+ * request timeout; a resync of it under way is waited for), joins its thread
+ * and frees it. The cache keeps its content. NULL is a no-op. */
 void kw_informer_stop(struct kw_informer *inf);
 
 int kw_informer_synced(struct kw_informer *inf);

@@ -1,4 +1,5 @@
 /* The informer against a scripted HTTPS API server. */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -575,6 +576,58 @@ static void test_periodic_resync(void **state)
     env_down(&e);
 }
 
+/* Threads of this process named `name` (/proc/self/task/N/comm). */
+static int threads_named(const char *name)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    for (struct dirent *de; (de = readdir(d));) {
+        char path[300], comm[64] = "";
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(comm, sizeof(comm), f))
+            comm[strcspn(comm, "\n")] = '\0';
+        if (f)
+            fclose(f);
+        n += strcmp(comm, name) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Every informer of the process resyncs on one shared thread (named
+ * kw-resync): three that resync, one such thread; stopping two leaves the
+ * third resyncing. */
+static void test_resync_shares_one_thread(void **state)
+{
+    (void)state;
+    struct env e;
+    env_up(&e);
+    e.f.list_body = LIST("10", JOB("a", "5") "," JOB("b", "6"));
+    struct kw_options o = {.resync_period_ms = 50};
+    struct kcache *more[2] = {kcache_new(), kcache_new()};
+    struct kw_informer *infs[2];
+    start(&e, NULL, NULL, &o);
+    for (int i = 0; i < 2; i++) {
+        assert_non_null(more[i]);
+        infs[i] = kw_informer_start(e.c, &JOBS, NULL, NULL, more[i], &o);
+        assert_non_null(infs[i]);
+    }
+    assert_int_equal(threads_named("kw-resync"), 1);
+    WAIT_FOR(kcache_synced(more[0]) && kcache_synced(more[1]), 5000);
+    WAIT_FOR(REC(&e, resyncs) >= 4, 5000);
+    for (int i = 0; i < 2; i++) {
+        kw_informer_stop(infs[i]);
+        kcache_free(more[i]);
+    }
+    int seen = REC(&e, resyncs);
+    WAIT_FOR(REC(&e, resyncs) >= seen + 4, 5000); /* the first one goes on */
+    env_down(&e);
+}
+
 /* A server that answers every watch with 410 Gone: relists back off (as
  * client-go's reflector) instead of a list+watch round every few ms. */
 static void test_gone_relists_back_off(void **state)
@@ -741,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_bad_list_is_a_failure),
         cmocka_unit_test(test_stop_during_backoff),
         cmocka_unit_test(test_periodic_resync),
+        cmocka_unit_test(test_resync_shares_one_thread),
         cmocka_unit_test(test_gone_relists_back_off),
         cmocka_unit_test(test_oversized_watch_event),
         cmocka_unit_test(test_list_page_too_big),
