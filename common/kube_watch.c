@@ -230,7 +230,8 @@ struct kw_informer {
 
     struct kc_stop stop; /* its threads' and its watch stream's (woken at once) */
     pthread_t thread;
-    /* In the resyncer's list (below), under its lock. */
+    /* The resyncer's (below): due time and link under its lock; resyncing
+     * set by kw_informer_start and cleared by kw_informer_stop. */
     int resyncing;
     long long resync_due_ms;
     struct kw_informer *resync_next;
