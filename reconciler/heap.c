@@ -15,8 +15,8 @@ extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, si
  * except on the threads that ask for one (rc_heap_thread_cache). Most
  * threads are informers asleep on a watch; a thread's cache and its
  * metadata stay resident while it sleeps, about 80 KiB each: 11.6 of an
- * idle reconciler's 39 MiB with two workers' 147 threads, and more with
- * every worker. */
+ * idle reconciler's 39 MiB with two workers (147 threads then, 82 since
+ * the informers' resyncs share one thread), and more with every worker. */
 const char *malloc_conf = "narenas:2,tcache:false";
 
 #define HEAP_ARENAS_ALL 4096 /* jemalloc's MALLCTL_ARENAS_ALL */
