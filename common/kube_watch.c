@@ -680,7 +680,7 @@ static void resyncer_remove(struct kw_informer *inf)
         }
     }
     while (resyncer.busy == inf)
-        clk_cond_wait_until(&resyncer.wake, &resyncer.lock, clk_now_ms() + 1000);
+        pthread_cond_wait(&resyncer.wake, &resyncer.lock); /* broadcast when it ends */
     inf->resyncing = 0;
     pthread_mutex_unlock(&resyncer.lock);
 }

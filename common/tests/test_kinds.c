@@ -132,7 +132,7 @@ static void test_pod_sets_copied_or_shared(void **state)
     assert_true(json_equal(copied, shared));
     assert_ptr_equal(jx_get(shared, "0.template"), jx_get(job, "spec.template"));
     assert_ptr_not_equal(jx_get(copied, "0.template"), jx_get(job, "spec.template"));
-    jx_set_new_str(copied, "0.template.spec.containers.0.name", "edited");
+    assert_int_equal(jx_set_new_str(copied, "0.template.spec.containers.0.name", "edited"), 0);
     json_object_clear(jx_get(copied, "0.template"));
     assert_true(json_equal(job, before)); /* the copy's edits stay in the copy */
     json_decref(copied);

@@ -599,8 +599,8 @@ static int threads_named(const char *name)
 }
 
 /* Every informer of the process resyncs on one shared thread (named
- * kw-resync): three that resync, one such thread; stopping two leaves the
- * third resyncing. */
+ * kw-resync): three that resync, one such thread, each of them resynced;
+ * stopping two leaves the third resyncing. */
 static void test_resync_shares_one_thread(void **state)
 {
     (void)state;
@@ -609,16 +609,20 @@ static void test_resync_shares_one_thread(void **state)
     e.f.list_body = LIST("10", JOB("a", "5") "," JOB("b", "6"));
     struct kw_options o = {.resync_period_ms = 50};
     struct kcache *more[2] = {kcache_new(), kcache_new()};
+    struct rec recs[2] = {{.lock = PTHREAD_MUTEX_INITIALIZER}, {.lock = PTHREAD_MUTEX_INITIALIZER}};
     struct kw_informer *infs[2];
     start(&e, NULL, NULL, &o);
     for (int i = 0; i < 2; i++) {
         assert_non_null(more[i]);
+        struct kcache_handlers h = {on_add, on_update, on_delete, &recs[i]};
+        assert_int_equal(kcache_add_handlers(more[i], &h), 0);
         infs[i] = kw_informer_start(e.c, &JOBS, NULL, NULL, more[i], &o);
         assert_non_null(infs[i]);
     }
     assert_int_equal(threads_named("kw-resync"), 1);
-    WAIT_FOR(kcache_synced(more[0]) && kcache_synced(more[1]), 5000);
-    WAIT_FOR(REC(&e, resyncs) >= 4, 5000);
+    WAIT_FOR(REC(&e, resyncs) >= 4, 5000); /* two objects, twice each */
+    WAIT_FOR(locked_int(&recs[0].lock, &recs[0].resyncs) >= 4, 5000);
+    WAIT_FOR(locked_int(&recs[1].lock, &recs[1].resyncs) >= 4, 5000);
     for (int i = 0; i < 2; i++) {
         kw_informer_stop(infs[i]);
         kcache_free(more[i]);
