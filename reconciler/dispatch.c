@@ -13,6 +13,7 @@
 #include "jobsync.h"
 #include "jsonx.h"
 #include "kinds/adapters.h"
+#include "kinds/podgroup.h"
 #include "log.h"
 #include "pack.h"
 #include "podgroup.h"
@@ -279,13 +280,17 @@ static json_t *owner_job(struct rc_ctx *x, struct held *h, json_t *owner, int *g
     return NULL;
 }
 
-/* A pod group's manager pods (h->members): the first of them (new
+/* A pod group's manager pods (h->members; not those past their role's
+ * count, which Kueue deletes: never copied): the first of them (new
  * reference), NULL when none; *gone when the cache, synced, shows none. */
 static json_t *group_job(struct rc_ctx *x, struct held *h, int *gone)
 {
     struct kcache *cache = x->jobs[h->kind_index];
     h->members = rc_group_pods(cache, jx_str(h->obs.wl, "metadata.namespace"),
                                jx_str(h->obs.wl, "metadata.name"));
+    json_t *excess = mk_pod_group_excess(h->members, jx_get(h->obs.wl, "spec.podSets"));
+    rc_group_drop(h->members, excess);
+    json_decref(excess);
     *gone = h->members && json_array_size(h->members) == 0 && kcache_synced(cache);
     return json_incref(json_array_get(h->members, 0));
 }

@@ -82,6 +82,22 @@ json_t *rc_group_remote_pods(struct kcache *pods, const char *ns, const char *wl
     return select_pods(pods, ns, wl_name, of_workload);
 }
 
+void rc_group_drop(json_t *pods, const json_t *drop)
+{
+    for (size_t i = json_array_size(pods); i-- > 0;) {
+        const json_t *p = json_array_get(pods, i);
+        size_t j;
+        json_t *d;
+        json_array_foreach(drop, j, d)
+        {
+            if (d == p) {
+                json_array_remove(pods, i);
+                break;
+            }
+        }
+    }
+}
+
 json_t *rc_group_find(const json_t *pods, const char *name)
 {
     size_t i;

@@ -17,6 +17,10 @@ json_t *rc_group_pods(struct kcache *pods, const char *ns, const char *group);
  * the worker cache only holds those). */
 json_t *rc_group_remote_pods(struct kcache *pods, const char *ns, const char *wl_name);
 
+/* Takes the pods listed in drop (the same objects, as mk_pod_group_excess
+ * returns them) out of pods. */
+void rc_group_drop(json_t *pods, const json_t *drop);
+
 /* The pod named `name` in pods (borrowed), or NULL. */
 json_t *rc_group_find(const json_t *pods, const char *name);
 

@@ -256,6 +256,43 @@ static int ensure(struct rc_ctx *x, const struct mk_kind *k, const json_t *job, 
     return rc;
 }
 
+/* Deletes the pods of a group past its count, as Kueue's pod integration
+ * does (cleanupExcessPods): past the total count before the group's
+ * Workload wname exists, past each role's count after; takes them out of
+ * group, so neither the Workload nor a worker gets them. Returns 0 or -1
+ * (retry). */
+static int remove_excess(struct rc_ctx *x, const struct mk_kind *k, json_t *group, const char *ns,
+                         const char *wname)
+{
+    json_t *wl = rc_cache_get_nsname(x->workloads, ns, wname);
+    json_t *excess = mk_pod_group_excess(group, wl ? jx_get(wl, "spec.podSets") : NULL);
+    json_decref(wl);
+    if (!excess)
+        return -1;
+    struct kc_resource res = mk_kind_resource(k);
+    int rc = 0;
+    size_t i;
+    json_t *pod;
+    json_array_foreach(excess, i, pod)
+    {
+        const char *name = jx_str(pod, "metadata.name");
+        struct kc_status st;
+        if (jx_get(pod, "metadata.deletionTimestamp"))
+            continue;
+        if (kc_delete(x->mgr, &res, ns, name, NULL, jx_str(pod, "metadata.uid"), &st) < 0 &&
+            !kc_is_not_found(&st)) {
+            LOG_W(LG, "excess pod of the group not deleted", "namespace", ns, "pod", name, "group",
+                  wname, "error", st.message);
+            rc = -1;
+            continue;
+        }
+        LOG_I(LG, "excess pod of the group deleted", "namespace", ns, "pod", name, "group", wname);
+    }
+    rc_group_drop(group, excess);
+    json_decref(excess);
+    return rc;
+}
+
 int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
 {
     const struct mk_kind *k = x->kinds[ki];
@@ -299,10 +336,12 @@ int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
     if (mk_job_workload_name(k, job, wname, sizeof(wname)) < 0)
         goto out;
     /* a pod of a group: the group's Workload, once every pod exists */
-    if (k->gating == MK_GATE_POD && mk_pod_group_name(job) &&
-        !(group = rc_group_pods(x->jobs[ki], ns, mk_pod_group_name(job)))) {
-        rc = -1;
-        goto out;
+    if (k->gating == MK_GATE_POD && mk_pod_group_name(job)) {
+        group = rc_group_pods(x->jobs[ki], ns, mk_pod_group_name(job));
+        if (!group || remove_excess(x, k, group, ns, wname) < 0) {
+            rc = -1;
+            goto out;
+        }
     }
     rc = ensure(x, k, job, group, -1, queue, wname, key);
     rc_enqueue(x, 'q', cq);

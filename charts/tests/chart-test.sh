@@ -183,6 +183,10 @@ check $D "webhook Role: no kubeconfig Secrets by default, create + get/update it
 check $D "a Deployment's pods are dispatched as Pods: pods in the reconciler's RBAC, no Deployments" \
     'all(kind("ClusterRole")[].rules[].resources[]; test("^deployments") | not)
      and has_rule(rules("ClusterRole"; "rel-mkueue-reconciler"); ""; "pods/status"; ["get","update","patch"])'
+check $D "standalone: the reconciler may delete pods (a pod group's excess), nothing else it may delete but Workloads" \
+    'rules("ClusterRole"; "rel-mkueue-reconciler") as $r
+     | has_rule($r; ""; "pods"; ["delete"])
+     and all($r[]; (.v | index("delete") | not) or .r == ["pods"] or .r == ["workloads"])'
 check $D "no ClusterRole touches secrets or leases" \
     'all(kind("ClusterRole")[].rules[]; (.resources | index("secrets") | not) and (.resources | index("leases") | not))'
 check $D "reconciler ClusterRole: every dispatched kind get/list/watch/update/patch + status + finalizers" \
@@ -295,6 +299,8 @@ render custom --set kinds.Pod=false --set kinds.Deployment=false --set kinds.Ray
     --set kinds.JobSet=false --set reconciler.mode=with-kueue --set reconciler.dispatcher=Incremental \
     --set certificates.selfManaged.extraSANs='{localhost}' --set webhook.pdb.enabled=false
 C=custom
+check $C "with-kueue or without Pods: the reconciler deletes no pods (Kueue removes a group's excess)" \
+    'rules("ClusterRole"; "rel-mkueue-reconciler") as $r | has_rule($r; ""; "pods"; ["delete"]) | not'
 check $C "kinds switched off lose their webhooks; the rest point at webhook.url; Ignore, 5s" \
     'hook_ok(enabled(["Pod","Deployment","JobSet","RayService"]); "mutate"; mut_ops(.); "Ignore"; 5; "https://127.0.0.1:18443")
      and hook_ok(enabled(["Pod","Deployment","JobSet","RayService"]); "validate"; ["CREATE","UPDATE"]; "Ignore"; 5; "https://127.0.0.1:18443")'

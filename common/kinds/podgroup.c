@@ -191,6 +191,92 @@ static int by_name(const void *a, const void *b)
     return strcmp(x ? x : "", y ? y : "");
 }
 
+/* 1 when the pod still has Kueue's admission gate. */
+static int gated(const json_t *pod)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(jx_get(pod, "spec.schedulingGates"), i, g)
+    {
+        const char *n = jx_str(g, "name");
+        if (n && strcmp(n, MK_ADMISSION_GATE) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Kueue's order of keeping a group's pods (cleanupExcessPods): ungated
+ * before gated, then the older (creationTimestamp: RFC 3339 in UTC, so
+ * ordered as text), then by name, where Kueue's sort leaves ties unordered. */
+static int keep_order(const void *a, const void *b)
+{
+    const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    int gx = gated(x), gy = gated(y);
+    if (gx != gy)
+        return gx - gy;
+    const char *tx = jx_str(x, "metadata.creationTimestamp");
+    const char *ty = jx_str(y, "metadata.creationTimestamp");
+    int c = strcmp(tx ? tx : "", ty ? ty : "");
+    return c ? c : by_name(a, b);
+}
+
+/* The runnable pods (new array of borrowed pointers, *n of them) in the
+ * order Kueue keeps them; NULL when memory runs out. */
+static json_t **runnable_kept_first(const json_t *pods, size_t *n)
+{
+    size_t cap = json_array_size(pods), i;
+    json_t **v = calloc(cap ? cap : 1, sizeof(*v));
+    json_t *p;
+    *n = 0;
+    if (!v)
+        return NULL;
+    json_array_foreach(pods, i, p)
+    {
+        if (mk_pod_runnable(p))
+            v[(*n)++] = p;
+    }
+    qsort(v, *n, sizeof(*v), keep_order);
+    return v;
+}
+
+json_t *mk_pod_group_excess(const json_t *pods, const json_t *podsets)
+{
+    size_t n;
+    json_t **v = runnable_kept_first(pods, &n);
+    json_t *out = json_array();
+    if (!v || !out)
+        goto oom;
+    if (!podsets) {
+        long long total = n ? mk_pod_group_total(v[0], NULL, 0) : -1;
+        for (size_t i = total > 0 ? (size_t)total : n; i < n; i++)
+            if (json_array_append(out, v[i]) < 0)
+                goto oom;
+    }
+    size_t j;
+    json_t *ps;
+    json_array_foreach(podsets, j, ps)
+    {
+        const char *name = jx_str(ps, "name");
+        long long count = jx_int(ps, "count", 0), kept = 0;
+        for (size_t i = 0; i < n && name; i++) {
+            char role[64];
+            int rc = mk_pod_role(v[i], role, sizeof(role));
+            if (rc == MK_ERR_NOMEM)
+                goto oom;
+            if (rc < 0 || strcmp(role, name) != 0 || kept++ < count)
+                continue;
+            if (json_array_append(out, v[i]) < 0)
+                goto oom;
+        }
+    }
+    free(v);
+    return out;
+oom:
+    free(v);
+    json_decref(out);
+    return NULL;
+}
+
 static int by_podset_name(const void *a, const void *b)
 {
     return strcmp(jx_str(*(json_t *const *)a, "name"), jx_str(*(json_t *const *)b, "name"));
@@ -262,6 +348,7 @@ json_t *mk_pod_group_pod_sets(const json_t *pods, char *err, size_t errlen)
     json_t *out = json_array();
     if (!out)
         goto oom;
+    qsort(v, n, sizeof(*v), keep_order); /* checked by name; counted as Kueue keeps them */
     for (size_t i = 0; i < n && (long long)i < total; i++) {
         char role[64];
         int rc = mk_pod_role(v[i], role, sizeof(role));

@@ -40,13 +40,23 @@ int mk_pod_role(const json_t *pod, char *out, size_t outlen);
 int mk_pod_runnable(const json_t *pod);
 
 /* The Workload pod sets of a group, from its pods (any order): the runnable
- * ones, first `total` by name, counted per role and sorted by role name,
+ * ones, the first `total` in the order Kueue keeps them (mk_pod_group_excess),
+ * counted per role and sorted by role name,
  * each {name: role, count, template: {spec}} of the first pod of the role.
  * NULL with Kueue's message in err when the group is not complete
  * ("'<group>' group has fewer runnable pods than expected"), when its pods
  * disagree on the total count or the queue, or when it has more than 8
  * roles ("pod group can't include more than 8 roles"). */
 json_t *mk_pod_group_pod_sets(const json_t *pods, char *err, size_t errlen);
+
+/* The pods Kueue deletes as the group's excess (its cleanupExcessPods): of
+ * the runnable ones, those past the total count when podsets is NULL (no
+ * Workload yet), else those past their role's count in podsets (the
+ * Workload's spec.podSets; pods of no listed role are left alone). Kueue
+ * keeps ungated pods before gated ones, then the oldest (creationTimestamp),
+ * then (ours, for ties) by name. Returns a new array of the pods (new
+ * references), empty when none; NULL when memory runs out. */
+json_t *mk_pod_group_excess(const json_t *pods, const json_t *podsets);
 
 /* The name of the Workload a job belongs to: a grouped Pod's group name,
  * else mk_workload_name of the job. Returns 0, or -1 when it has none. */

@@ -134,6 +134,92 @@ static void test_role_annotation_and_workload_name(void **state)
     json_decref(p);
 }
 
+/* gpod with a creation time and, when gated, Kueue's admission gate */
+static json_t *tpod(const char *name, const char *cpu, const char *total, const char *created,
+                    int gated)
+{
+    json_t *p = gpod(name, cpu, total, NULL);
+    jx_set_new_str(p, "metadata.creationTimestamp", created);
+    if (gated)
+        json_object_set_new(json_object_get(p, "spec"), "schedulingGates",
+                            tj_parse("[{\"name\":\"kueue.x-k8s.io/admission\"}]"));
+    return p;
+}
+
+/* the names of the pods in arr, space-separated */
+static const char *names(const json_t *arr)
+{
+    static char out[256];
+    out[0] = 0;
+    size_t i;
+    json_t *p;
+    json_array_foreach(arr, i, p)
+    {
+        size_t n = strlen(out);
+        snprintf(out + n, sizeof(out) - n, "%s%s", n ? " " : "", jx_str(p, "metadata.name"));
+    }
+    return out;
+}
+
+/* Kueue keeps ungated pods first, then the oldest; the rest past the count go */
+static void test_group_excess_before_and_after_the_workload(void **state)
+{
+    (void)state;
+    json_t *pods = json_array();
+    json_array_append_new(pods, tpod("a", "1", "2", "2026-01-01T00:00:01Z", 1));
+    json_array_append_new(pods, tpod("b", "1", "2", "2026-01-01T00:00:03Z", 0));
+    json_array_append_new(pods, tpod("c", "1", "2", "2026-01-01T00:00:02Z", 1));
+    json_t *failed = tpod("d", "1", "2", "2026-01-01T00:00:00Z", 1);
+    jx_set_new_str(failed, "status.phase", "Failed");
+    json_array_append_new(pods, failed);
+    /* no Workload yet: past the total count, the Failed pod not counted */
+    json_t *ex = mk_pod_group_excess(pods, NULL);
+    assert_non_null(ex);
+    assert_string_equal(names(ex), "c");
+    assert_ptr_equal(json_array_get(ex, 0), json_array_get(pods, 2));
+    json_decref(ex);
+    /* the pod sets count the pods kept (the older c and b), not the first by name */
+    json_t *older = json_array();
+    json_array_append_new(older, tpod("a", "1", "2", "2026-01-01T00:00:03Z", 1));
+    json_array_append_new(older, tpod("b", "1", "2", "2026-01-01T00:00:02Z", 1));
+    json_array_append_new(older, tpod("c", "2", "2", "2026-01-01T00:00:01Z", 1));
+    char err[256] = "";
+    json_t *ps = mk_pod_group_pod_sets(older, err, sizeof(err));
+    assert_non_null(ps);
+    assert_int_equal(json_array_size(ps), 2);
+    assert_int_equal(jx_int(ps, "0.count", 0) + jx_int(ps, "1.count", 0), 2);
+    json_decref(ps);
+    json_decref(older);
+    /* same time: by name */
+    jx_set_new_str(json_array_get(pods, 2), "metadata.creationTimestamp", "2026-01-01T00:00:01Z");
+    ex = mk_pod_group_excess(pods, NULL);
+    assert_string_equal(names(ex), "c");
+    json_decref(ex);
+    json_array_clear(pods);
+
+    /* a Workload: per role, past its count; a pod of no listed role stays */
+    json_array_append_new(pods, tpod("x2", "1", "3", "2026-01-01T00:00:02Z", 1));
+    json_array_append_new(pods, tpod("x1", "1", "3", "2026-01-01T00:00:01Z", 1));
+    json_array_append_new(pods, tpod("y1", "2", "3", "2026-01-01T00:00:03Z", 1));
+    json_array_append_new(pods, tpod("y2", "2", "3", "2026-01-01T00:00:04Z", 1));
+    json_array_append_new(pods, tpod("z1", "3", "3", "2026-01-01T00:00:05Z", 1));
+    char rx[16], ry[16];
+    assert_int_equal(mk_pod_role(json_array_get(pods, 0), rx, sizeof(rx)), 0);
+    assert_int_equal(mk_pod_role(json_array_get(pods, 2), ry, sizeof(ry)), 0);
+    json_t *sets =
+        json_pack("[{s:s,s:i},{s:s,s:i}]", "name", rx, "count", 1, "name", ry, "count", 2);
+    ex = mk_pod_group_excess(pods, sets);
+    assert_string_equal(names(ex), "x2");
+    json_decref(ex);
+    /* nothing past its count: none */
+    json_object_set_new(json_array_get(sets, 0), "count", json_integer(2));
+    ex = mk_pod_group_excess(pods, sets);
+    assert_int_equal(json_array_size(ex), 0);
+    json_decref(ex);
+    json_decref(sets);
+    json_decref(pods);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -141,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_group_pod_sets_by_role_sorted),
         cmocka_unit_test(test_partial_or_inconsistent_groups_wait),
         cmocka_unit_test(test_role_annotation_and_workload_name),
+        cmocka_unit_test(test_group_excess_before_and_after_the_workload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,8 +47,8 @@ teardown() {
     rc_ns_delete "$NS"
 }
 
-# gpod CONTEXT NAME [DRY-RUN]: a pod of group grp (3 pods) of queue team-a;
-# KWOK runs it until the scenario ends it.
+# gpod CONTEXT NAME [DRY-RUN]: a pod of group grp ($TOTAL pods, 3 unless
+# set) of queue team-a; KWOK runs it until the scenario ends it.
 gpod() {
     k "$1" apply ${3:+--dry-run=server -o json} -f - <<YAML
 apiVersion: v1
@@ -57,7 +57,7 @@ metadata:
   namespace: $NS
   name: $2
   labels: {kueue.x-k8s.io/queue-name: team-a, kueue.x-k8s.io/pod-group-name: grp}
-  annotations: {kueue.x-k8s.io/pod-group-total-count: "3", mkueue.test/result: Running}
+  annotations: {kueue.x-k8s.io/pod-group-total-count: "${TOTAL:-3}", mkueue.test/result: Running}
 spec:
   restartPolicy: Never
   containers:
@@ -119,6 +119,25 @@ phases() { km -n "$NS" get pods -o jsonpath='{.items[*].status.phase}'; }
     none_on_manager_nodes
     km -n "$NS" delete pods --all >/dev/null
     eventually 30 is_eq "" km -n "$NS" get workloads -o name
+}
+
+@test "pod group of 2 given a third pod once admitted: Kueue's excess removal deletes it, the worker keeps two" {
+    TOTAL=2 gpod manager g-0 >/dev/null
+    TOTAL=2 gpod manager g-1 >/dev/null
+    eventually 30 is_eq Ready wlj grp '{.status.admissionChecks[0].state}'
+    c=$(wlj grp '{.status.clusterName}')
+    eventually 30 is_eq 2 running_on "$c"
+    TOTAL=2 gpod manager g-2 >/dev/null
+    # the newest pod past the role's count goes, as Kueue's cleanupExcessPods
+    eventually 30 is_eq "" km -n "$NS" get pod g-2 -o name --ignore-not-found
+    grep 'excess pod of the group deleted' "$LOG" | grep -q "\"pod\":\"g-2\""
+    # it was never copied: the worker still runs the first two, the Workload unchanged
+    sleep 2
+    eq 2 "$(remote_pods "$c")"
+    eq "" "$(k "$c" -n "$NS" get pod g-2 -o name --ignore-not-found)"
+    eq 2 "$(wlj grp '{.spec.podSets[0].count}')"
+    eq "Pod Pod" "$(wlj grp '{.metadata.ownerReferences[*].kind}')"
+    eq "Running Running" "$(phases)"
 }
 
 @test "StatefulSet of 3: one Workload, the whole set on one worker, manager pods gated, deletion cleans up" {
