@@ -2,7 +2,7 @@
  * metrics server and the probe server share this code.
  *
  * Connections are HTTP/1.1 kept alive, served by a pool of threads each
- * polling many connections (epoll), so a slow client holds a connection slot
+ * polling many connections (poll(2)), so a slow client holds a connection slot
  * (bounded by max_connections and max_per_ip), never a thread, and never for
  * long: deadlines are absolute, not idle times, so trickling bytes does not
  * extend them. A connection has timeout_s from accept or from its last

@@ -131,14 +131,35 @@ int mk_webhook_path(const struct mk_kind *k, const char *verb, char *out, size_t
     return w < 0 || (size_t)w >= outlen ? -1 : 0;
 }
 
+/* 1 when path is mk_webhook_path(k, verb), compared in place: every
+ * review looks its path up, and building each candidate cost an allocation
+ * and a format per kind. */
+static int is_webhook_path(const struct mk_kind *k, const char *verb, const char *p)
+{
+    size_t n = strlen(verb);
+    if (*p++ != '/' || strncmp(p, verb, n) != 0 || p[n] != '-')
+        return 0;
+    p += n + 1;
+    for (const char *g = k->group; *g; g++, p++)
+        if (*p != (*g == '.' ? '-' : *g))
+            return 0;
+    n = strlen(k->version);
+    if (*p++ != '-' || strncmp(p, k->version, n) != 0 || p[n] != '-')
+        return 0;
+    p += n + 1;
+    for (const char *c = k->kind; *c; c++, p++)
+        if (*p != (char)tolower((unsigned char)*c))
+            return 0;
+    return *p == '\0';
+}
+
 const struct mk_kind *mk_kind_by_webhook_path(const char *path, int *mutate)
 {
     const char *verbs[] = {"validate", "mutate"};
-    char want[512];
     for (size_t i = 0; i < mk_kinds_count(); i++) {
         const struct mk_kind *k = mk_kind_at(i);
         for (int v = 0; v < 2; v++) {
-            if (mk_webhook_path(k, verbs[v], want, sizeof(want)) == 0 && strcmp(path, want) == 0) {
+            if (is_webhook_path(k, verbs[v], path)) {
                 if (mutate)
                     *mutate = v;
                 return k;

@@ -67,7 +67,21 @@ static void test_webhook_paths_follow_kueue(void **state)
     assert_string_equal(k->kind, "MPIJob");
     assert_int_equal(mutate, 0);
     assert_null(mk_kind_by_webhook_path("/mutate-batch-v1-jobs", &mutate));
+    assert_null(mk_kind_by_webhook_path("/mutate-batch-v1-jo", &mutate));
+    assert_null(mk_kind_by_webhook_path("/mutate-batch.v1-job", &mutate));
+    assert_null(mk_kind_by_webhook_path("mutate-batch-v1-job", &mutate));
+    assert_null(mk_kind_by_webhook_path("/mutat-batch-v1-job", &mutate));
     assert_null(mk_kind_by_webhook_path("", &mutate));
+    /* every kind's two paths, as mk_webhook_path writes them, find it */
+    for (size_t i = 0; i < mk_kinds_count(); i++) {
+        for (int v = 0; v < 2; v++) {
+            char path[512];
+            assert_int_equal(
+                mk_webhook_path(mk_kind_at(i), v ? "mutate" : "validate", path, sizeof(path)), 0);
+            assert_ptr_equal(mk_kind_by_webhook_path(path, &mutate), mk_kind_at(i));
+            assert_int_equal(mutate, v);
+        }
+    }
 }
 
 static void test_workload_name_is_kueues(void **state)
