@@ -259,8 +259,8 @@ static int ensure(struct rc_ctx *x, const struct mk_kind *k, const json_t *job, 
 /* Deletes the pods of a group past its count, as Kueue's pod integration
  * does (cleanupExcessPods): past the total count before the group's
  * Workload wname exists, past each role's count after; takes them out of
- * group, so neither the Workload nor a worker gets them. Returns 0 or -1
- * (retry). */
+ * group (deleted or not), so neither the Workload nor a worker gets them.
+ * Returns 0 or -1 (retry). */
 static int remove_excess(struct rc_ctx *x, const struct mk_kind *k, json_t *group, const char *ns,
                          const char *wname)
 {
@@ -336,14 +336,16 @@ int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
     if (mk_job_workload_name(k, job, wname, sizeof(wname)) < 0)
         goto out;
     /* a pod of a group: the group's Workload, once every pod exists */
+    int excess = 0;
     if (k->gating == MK_GATE_POD && mk_pod_group_name(job)) {
-        group = rc_group_pods(x->jobs[ki], ns, mk_pod_group_name(job));
-        if (!group || remove_excess(x, k, group, ns, wname) < 0) {
+        if (!(group = rc_group_pods(x->jobs[ki], ns, mk_pod_group_name(job)))) {
             rc = -1;
             goto out;
         }
+        /* a delete that failed is retried; the Workload does not wait for it */
+        excess = remove_excess(x, k, group, ns, wname);
     }
-    rc = ensure(x, k, job, group, -1, queue, wname, key);
+    rc = ensure(x, k, job, group, -1, queue, wname, key) < 0 || excess < 0 ? -1 : 0;
     rc_enqueue(x, 'q', cq);
 out:
     json_decref(group);
