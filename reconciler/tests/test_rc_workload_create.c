@@ -12,10 +12,12 @@
 #include <string.h>
 
 #include "../dispatch.h"
+#include "../podgroup.h"
 #include "../wlstatus.h"
 #include "../workload_create.h"
 #include "jsonx.h"
 #include "kinds/adapters.h"
+#include "kinds/podgroup.h"
 
 static const char *job_json =
     "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"sample\","
@@ -87,17 +89,25 @@ static void test_build_group_workload(void **state)
 {
     (void)state;
     json_t *pods = json_array();
-    const char *names[] = {"b", "a", "c"};
-    for (int i = 0; i < 3; i++) {
+    const char *names[] = {"b", "a", "c", "d"};
+    for (int i = 0; i < 4; i++) {
         char s[512];
         snprintf(s, sizeof(s),
                  "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"uid\":\"u-%s\","
+                 "\"creationTimestamp\":\"2026-01-01T00:00:0%dZ\","
                  "\"labels\":{\"kueue.x-k8s.io/pod-group-name\":\"grp\",\"kueue.x-k8s.io/"
                  "queue-name\":\"team-a\"},\"annotations\":{\"kueue.x-k8s.io/pod-group-total-"
                  "count\":\"3\",\"kueue.x-k8s.io/role-hash\":\"%s\"}},\"spec\":{}}",
-                 names[i], names[i], i == 1 ? "leader00" : "worker00");
+                 names[i], names[i], i, i == 1 ? "leader00" : "worker00");
         json_array_append_new(pods, tj_parse(s));
     }
+    /* the newest of four is past the count: out before the Workload is built */
+    json_t *excess = mk_pod_group_excess(pods, NULL);
+    assert_int_equal(json_array_size(excess), 1);
+    rc_group_drop(pods, excess);
+    json_decref(excess);
+    assert_int_equal(json_array_size(pods), 3);
+    assert_null(rc_group_find(pods, "d"));
     char err[256] = "";
     json_t *wl = rc_build_group_workload(pods, "team-a", err, sizeof(err));
     assert_non_null(wl);
