@@ -26,19 +26,6 @@ const char *wh_queue_label(const json_t *obj)
     return json_string_value(jx_getv(obj, "metadata", "labels", MK_QUEUE_LABEL));
 }
 
-int wh_has_admission_gate(const json_t *pod)
-{
-    size_t i;
-    json_t *g;
-    json_array_foreach(jx_get(pod, "spec.schedulingGates"), i, g)
-    {
-        const char *name = jx_str(g, "name");
-        if (name && strcmp(name, MK_ADMISSION_GATE) == 0)
-            return 1;
-    }
-    return 0;
-}
-
 static int alnum(char ch)
 {
     return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');

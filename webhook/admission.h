@@ -58,9 +58,6 @@ void wh_deny_not_synced(struct wh_verdict *v);
 /* The job's kueue.x-k8s.io/queue-name label (borrowed) or NULL. */
 const char *wh_queue_label(const json_t *obj);
 
-/* 1 when the Pod carries the kueue.x-k8s.io/admission scheduling gate. */
-int wh_has_admission_gate(const json_t *pod);
-
 /* 1 when s is a DNS-1123 subdomain (Kubernetes' IsDNS1123Subdomain). */
 int wh_dns1123_subdomain(const char *s);
 

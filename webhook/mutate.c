@@ -11,6 +11,7 @@
 #include "admission.h"
 #include "jsonx.h"
 #include "kinds/podgroup.h"
+#include "kinds/podset.h"
 #include "patch.h"
 
 #define MAX_SEGS 16
@@ -149,7 +150,7 @@ static int gate(struct jp *p, const struct mk_kind *k, const json_t *obj, const 
                     0)
                 return -1;
         }
-        if (!wh_has_admission_gate(obj) &&
+        if (!mk_pod_has_admission_gate(obj) &&
             jp_append(p, json_pack("{s:s}", "name", MK_ADMISSION_GATE), "spec", "schedulingGates") <
                 0)
             return -1;

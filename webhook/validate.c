@@ -12,6 +12,7 @@
 #include "admission.h"
 #include "jsonx.h"
 #include "kinds/podgroup.h"
+#include "kinds/podset.h"
 
 #define DNS1123_MSG                                                                                \
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "   \
@@ -79,7 +80,7 @@ static int running(const struct mk_kind *k, const json_t *old)
             return !json_is_true(jx_get(old, k->suspend_path));
         return mk_is_managed(k, old);
     case MK_GATE_POD:
-        return !wh_has_admission_gate(old);
+        return !mk_pod_has_admission_gate(old);
     case MK_GATE_POD_TEMPLATE:
         return jx_int(old, "status.readyReplicas", 0) > 0;
     }

@@ -35,6 +35,19 @@ void mk_pod_drop_admission_gate(json_t *spec)
         json_object_del(spec, "schedulingGates");
 }
 
+int mk_pod_has_admission_gate(const json_t *pod)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(jx_get(pod, "spec.schedulingGates"), i, g)
+    {
+        const char *n = jx_str(g, "name");
+        if (n && strcmp(n, MK_ADMISSION_GATE) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static void pod_edit_remote(json_t *copy, const json_t *pod)
 {
     (void)pod;

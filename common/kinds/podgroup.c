@@ -191,27 +191,13 @@ static int by_name(const void *a, const void *b)
     return strcmp(x ? x : "", y ? y : "");
 }
 
-/* 1 when the pod still has Kueue's admission gate. */
-static int gated(const json_t *pod)
-{
-    size_t i;
-    json_t *g;
-    json_array_foreach(jx_get(pod, "spec.schedulingGates"), i, g)
-    {
-        const char *n = jx_str(g, "name");
-        if (n && strcmp(n, MK_ADMISSION_GATE) == 0)
-            return 1;
-    }
-    return 0;
-}
-
 /* Kueue's order of keeping a group's pods (cleanupExcessPods): ungated
  * before gated, then the older (creationTimestamp: RFC 3339 in UTC, so
  * ordered as text), then by name, where Kueue's sort leaves ties unordered. */
 static int keep_order(const void *a, const void *b)
 {
     const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-    int gx = gated(x), gy = gated(y);
+    int gx = mk_pod_has_admission_gate(x), gy = mk_pod_has_admission_gate(y);
     if (gx != gy)
         return gx - gy;
     const char *tx = jx_str(x, "metadata.creationTimestamp");

@@ -30,6 +30,9 @@ long long mk_job_pod_count(const json_t *job_spec);
  * schedulingGates (and the list when it ends up empty); spec borrowed. */
 void mk_pod_drop_admission_gate(json_t *spec);
 
+/* 1 when the pod carries Kueue's admission scheduling gate. */
+int mk_pod_has_admission_gate(const json_t *pod);
+
 /* edit_remote for kinds whose worker copy carries the manager's UID. */
 void mk_set_origin_uid(json_t *copy, const json_t *job);
 
