@@ -749,16 +749,13 @@ static int create_remote(struct rc_ctx *x, struct held *h, int i, const struct k
     return 0;
 }
 
-/* A manager pod of a group on its way out (an excess pod Kueue's rules
- * delete, or the user's delete): no copy is made of it. */
-static int being_deleted(const json_t *pod)
-{
-    return jx_get(pod, "metadata.deletionTimestamp") != NULL;
-}
-
-/* Creates the worker's copy of one local job (or pod of a group). */
+/* Creates the worker's copy of one local job (or pod of a group), unless
+ * the job is being deleted (a group's excess pod lingers so for a moment:
+ * its copy would make the worker's Kueue finish the Workload OutOfSync). */
 static int copy_job(struct rc_ctx *x, struct held *h, int i, const json_t *job, const char *wname)
 {
+    if (rc_wl_deleting(job))
+        return 0;
     json_t *copy = mk_remote_copy(h->obs.kind, job, x->cfg->origin, wname);
     if (!copy)
         return -1;
@@ -791,7 +788,7 @@ static int create_remote_job(struct rc_ctx *x, struct held *h, int i, json_t *cu
     json_t *pod;
     json_array_foreach(h->members, j, pod)
     {
-        if (!being_deleted(pod) && !rc_group_find(h->rmembers[i], jx_str(pod, "metadata.name")) &&
+        if (!rc_group_find(h->rmembers[i], jx_str(pod, "metadata.name")) &&
             copy_job(x, h, i, pod, jx_str(cur, "metadata.name")) < 0)
             return -1;
     }
@@ -980,10 +977,10 @@ static int sync_job_status(struct rc_ctx *x, struct held *h, int i, const char *
     json_array_foreach(h->members, j, pod)
     {
         const json_t *copy = rc_group_find(h->rmembers[i], jx_str(pod, "metadata.name"));
-        if (copy || fresh)
-            rc |= sync_one(x, h, i, key, pod, copy, fresh, after_ms);
-        else if (!being_deleted(pod))
+        if (!copy && !fresh)
             rc |= copy_job(x, h, i, pod, wname);
+        else
+            rc |= sync_one(x, h, i, key, pod, copy, fresh, after_ms);
     }
     return rc < 0 ? -1 : 0;
 }

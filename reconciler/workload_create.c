@@ -199,19 +199,56 @@ static int as_component(json_t *wl, const json_t *lws, long long index, const ch
                : 0;
 }
 
+/* Deletes the pods of a group past its count, as Kueue's pod integration
+ * does (cleanupExcessPods): past the total count before the group's
+ * Workload wl exists (NULL), past each role's count after; takes them out
+ * of group (deleted or not), so neither the Workload nor a worker gets them.
+ * Returns 0 or -1 (retry). */
+static int remove_excess(struct rc_ctx *x, const struct mk_kind *k, json_t *group, const char *ns,
+                         const char *wname, const json_t *wl)
+{
+    json_t *excess = mk_pod_group_excess(group, wl ? jx_get(wl, "spec.podSets") : NULL);
+    if (!excess)
+        return -1;
+    struct kc_resource res = mk_kind_resource(k);
+    int rc = 0;
+    size_t i;
+    json_t *pod;
+    json_array_foreach(excess, i, pod)
+    {
+        const char *name = jx_str(pod, "metadata.name");
+        struct kc_status st;
+        if (rc_wl_deleting(pod))
+            continue;
+        if (kc_delete(x->mgr, &res, ns, name, NULL, jx_str(pod, "metadata.uid"), &st) < 0 &&
+            !kc_is_not_found(&st)) {
+            LOG_W(LG, "excess pod of the group not deleted", "namespace", ns, "pod", name, "group",
+                  wname, "error", st.message);
+            rc = -1;
+            continue;
+        }
+        LOG_I(LG, "excess pod of the group deleted", "namespace", ns, "pod", name, "group", wname);
+    }
+    rc_group_drop(group, excess);
+    json_decref(excess);
+    return rc;
+}
+
 /* Creates Workload wname of the job (of its pod group when group is given,
- * of replica `index` of a LeaderWorkerSet when index >= 0) when missing, with
- * its priority (priority.h; its first status is the quota gate's); updates the priority
+ * whose pods past the count go first: remove_excess; of replica `index` of a
+ * LeaderWorkerSet when index >= 0) when missing, with its priority
+ * (priority.h; its first status is the quota gate's); updates the priority
  * when the job's kueue.x-k8s.io/priority-class label changed. Returns 0 or
- * -1 (retry). */
-static int ensure(struct rc_ctx *x, const struct mk_kind *k, const json_t *job, const json_t *group,
+ * -1 (retry; a failed delete of an excess pod does not hold the Workload
+ * back). */
+static int ensure(struct rc_ctx *x, const struct mk_kind *k, const json_t *job, json_t *group,
                   long long index, const char *queue, const char *wname, const char *key)
 {
     const char *ns = jx_str(job, "metadata.namespace");
     /* the job's WorkloadPriorityClass (a pod group's: its first pod's) */
     const char *label = jx_str(job, "metadata.labels[" RC_WPC_LABEL "]");
     json_t *wl = rc_cache_get_nsname(x->workloads, ns, wname), *created = NULL;
-    int rc = 0;
+    int rc = group && remove_excess(x, k, group, ns, wname, wl) < 0 ? -1 : 0;
     if (!wl) {
         char err[256];
         json_t *obj = build(k, job, group, queue, err, sizeof(err));
@@ -226,7 +263,7 @@ static int ensure(struct rc_ctx *x, const struct mk_kind *k, const json_t *job, 
                 LOG_I(LG, "no workload for the pod group yet", "pod", key, "error", err);
             else
                 LOG_W(LG, "cannot build the workload of a job", "job", key, "error", err);
-            return 0;
+            return rc;
         }
         struct rc_priority p;
         if (rc_priority_resolve(label, job_class(k, job), jx_get(obj, "spec.podSets"), x->wpcs,
@@ -244,7 +281,7 @@ static int ensure(struct rc_ctx *x, const struct mk_kind *k, const json_t *job, 
                 LOG_W(LG, "workload not created", "job", key, "error", st.message);
                 return -1;
             }
-            return 0; /* an existing one comes through the cache */
+            return rc; /* an existing one comes through the cache */
         }
         json_decref(obj);
         LOG_I(LG, "workload created", "job", key, "workload", wname);
@@ -253,43 +290,6 @@ static int ensure(struct rc_ctx *x, const struct mk_kind *k, const json_t *job, 
         rc = -1;
     }
     json_decref(wl);
-    return rc;
-}
-
-/* Deletes the pods of a group past its count, as Kueue's pod integration
- * does (cleanupExcessPods): past the total count before the group's
- * Workload wname exists, past each role's count after; takes them out of
- * group (deleted or not), so neither the Workload nor a worker gets them.
- * Returns 0 or -1 (retry). */
-static int remove_excess(struct rc_ctx *x, const struct mk_kind *k, json_t *group, const char *ns,
-                         const char *wname)
-{
-    json_t *wl = rc_cache_get_nsname(x->workloads, ns, wname);
-    json_t *excess = mk_pod_group_excess(group, wl ? jx_get(wl, "spec.podSets") : NULL);
-    json_decref(wl);
-    if (!excess)
-        return -1;
-    struct kc_resource res = mk_kind_resource(k);
-    int rc = 0;
-    size_t i;
-    json_t *pod;
-    json_array_foreach(excess, i, pod)
-    {
-        const char *name = jx_str(pod, "metadata.name");
-        struct kc_status st;
-        if (jx_get(pod, "metadata.deletionTimestamp"))
-            continue;
-        if (kc_delete(x->mgr, &res, ns, name, NULL, jx_str(pod, "metadata.uid"), &st) < 0 &&
-            !kc_is_not_found(&st)) {
-            LOG_W(LG, "excess pod of the group not deleted", "namespace", ns, "pod", name, "group",
-                  wname, "error", st.message);
-            rc = -1;
-            continue;
-        }
-        LOG_I(LG, "excess pod of the group deleted", "namespace", ns, "pod", name, "group", wname);
-    }
-    rc_group_drop(group, excess);
-    json_decref(excess);
     return rc;
 }
 
@@ -336,16 +336,12 @@ int rc_reconcile_job(struct rc_ctx *x, int ki, const char *key)
     if (mk_job_workload_name(k, job, wname, sizeof(wname)) < 0)
         goto out;
     /* a pod of a group: the group's Workload, once every pod exists */
-    int excess = 0;
-    if (k->gating == MK_GATE_POD && mk_pod_group_name(job)) {
-        if (!(group = rc_group_pods(x->jobs[ki], ns, mk_pod_group_name(job)))) {
-            rc = -1;
-            goto out;
-        }
-        /* a delete that failed is retried; the Workload does not wait for it */
-        excess = remove_excess(x, k, group, ns, wname);
+    if (k->gating == MK_GATE_POD && mk_pod_group_name(job) &&
+        !(group = rc_group_pods(x->jobs[ki], ns, mk_pod_group_name(job)))) {
+        rc = -1;
+        goto out;
     }
-    rc = ensure(x, k, job, group, -1, queue, wname, key) < 0 || excess < 0 ? -1 : 0;
+    rc = ensure(x, k, job, group, -1, queue, wname, key);
     rc_enqueue(x, 'q', cq);
 out:
     json_decref(group);

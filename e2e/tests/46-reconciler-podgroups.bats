@@ -130,7 +130,7 @@ phases() { km -n "$NS" get pods -o jsonpath='{.items[*].status.phase}'; }
     TOTAL=2 gpod manager g-2 >/dev/null
     # the newest pod past the role's count goes, as Kueue's cleanupExcessPods
     eventually 30 is_eq "" km -n "$NS" get pod g-2 -o name --ignore-not-found
-    grep 'excess pod of the group deleted' "$LOG" | grep -q "\"pod\":\"g-2\""
+    grep 'excess pod of the group deleted' "$LOG" | grep "\"namespace\":\"$NS\"" | grep -q '"pod":"g-2"'
     # it was never copied: the worker still runs the first two, the Workload unchanged
     sleep 2
     eq 2 "$(remote_pods "$c")"
