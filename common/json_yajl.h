@@ -17,8 +17,17 @@
  * Why: jansson's lexer reads one byte at a time through a callback and took
  * most of the webhook's time per review (webhook/README.md "Session 21").
  *
- * Ownership: the returned tree is the caller's (json_decref). Thread-safe:
- * no state beyond the call; values come from jansson's allocator. */
+ * Pruning: a caller may name members that are left out of the tree (the
+ * apiserver's metadata.managedFields, which no reader here uses, can hold
+ * a third of an object's values). Their bytes are still parsed and must be
+ * valid JSON; what they hold is not built, and duplicate keys inside them,
+ * or of the pruned key itself, are not looked for (nothing reads them).
+ * jy_prune takes the same members out of a tree jansson decoded, so a
+ * caller sees the same tree whichever decoder answered.
+ *
+ * Ownership: the returned tree is the caller's (json_decref); a jy_prune
+ * and its paths are the caller's, only read. Thread-safe: no state beyond
+ * the call; values come from jansson's allocator. */
 #ifndef MKUEUE_JSON_YAJL_H
 #define MKUEUE_JSON_YAJL_H
 
@@ -29,8 +38,31 @@
 /* Deeper documents are left to jansson (whose own limit is 2048). */
 #define JY_MAX_DEPTH 128
 
+/* Keys of one pruned member from the top level, NULL after the last
+ * unless there are JY_PATH_MAX; JY_EACH stands for every element of an
+ * array. A path of no keys prunes nothing. */
+#define JY_PATH_MAX 6
+extern const char jy_each[];
+#define JY_EACH jy_each
+struct jy_path {
+    const char *key[JY_PATH_MAX];
+};
+/* The members left out; with more than JY_PRUNE_MAX paths jy_decode
+ * declines. */
+#define JY_PRUNE_MAX 64
+struct jy_prune {
+    const struct jy_path *path;
+    size_t n;
+};
+#define JY_PRUNE_OF(paths)                                                                         \
+    {                                                                                              \
+        (paths), sizeof(paths) / sizeof((paths)[0])                                                \
+    }
+
 /* flags: 0 or JSON_REJECT_DUPLICATES, as for json_loadb; with any other
- * flag it declines. */
-json_t *jy_decode(const char *data, size_t len, size_t flags);
+ * flag it declines. prune: the members left out, or NULL. */
+json_t *jy_decode(const char *data, size_t len, size_t flags, const struct jy_prune *prune);
+/* Deletes prune's members from a decoded tree (no-op for NULL). */
+void jy_prune(json_t *root, const struct jy_prune *prune);
 
 #endif

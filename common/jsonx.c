@@ -288,24 +288,33 @@ size_t jx_scan_cost(const struct jx_scan *s)
     return c;
 }
 
-json_t *jx_loadb(const char *data, size_t len, size_t flags, json_error_t *err)
+json_t *jx_loadb(const char *data, size_t len, size_t flags, const struct jy_prune *prune,
+                 json_error_t *err)
 {
-    json_t *root = jy_decode(data, len, flags);
-    return root ? root : json_loadb(data, len, flags, err); /* jansson has the last word */
+    json_t *root = jy_decode(data, len, flags, prune);
+    if (root)
+        return root;
+    root = json_loadb(data, len, flags, err); /* jansson has the last word */
+    jy_prune(root, prune);
+    return root;
 }
 
 json_t *jx_loadb_budget(const char *data, size_t len, size_t max_bytes, int max_depth,
                         size_t max_cost, char *err, size_t errlen)
 {
-    struct jx_scan sc = {0};
-    if (data && len <= max_bytes) /* else refused below, unread */
-        jx_scan(data, len, &sc);
-    return jx_loadb_scanned(data, len, &sc, max_bytes, max_depth, max_cost, err, errlen);
+    return jx_loadb_scanned(data, len, NULL, max_bytes, max_depth, max_cost, NULL, err, errlen);
 }
 
 json_t *jx_loadb_scanned(const char *data, size_t len, const struct jx_scan *sc, size_t max_bytes,
-                         int max_depth, size_t max_cost, char *err, size_t errlen)
+                         int max_depth, size_t max_cost, const struct jy_prune *prune, char *err,
+                         size_t errlen)
 {
+    struct jx_scan own = {0};
+    if (!sc) {
+        if (data && len <= max_bytes) /* else refused below, unread */
+            jx_scan(data, len, &own);
+        sc = &own;
+    }
     if (!data && len > 0) {
         errf(err, errlen, MK_ERR_INVAL, "invalid JSON: no data");
         return NULL;
@@ -328,7 +337,7 @@ json_t *jx_loadb_scanned(const char *data, size_t len, const struct jx_scan *sc,
         return NULL;
     }
     json_error_t e;
-    json_t *root = jx_loadb(data ? data : "", len, JSON_REJECT_DUPLICATES, &e);
+    json_t *root = jx_loadb(data ? data : "", len, JSON_REJECT_DUPLICATES, prune, &e);
     if (!root)
         errf(err, errlen, MK_ERR_INVAL, "invalid JSON at line %d column %d (byte %d): %s", e.line,
              e.column, e.position, e.text);

@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "buf.h"
+#include "json_yajl.h"
 
 /* Returns the node at `path` (borrowed from `root`), or NULL when missing,
  * when an intermediate has the wrong type, or when the path is invalid.
@@ -50,8 +51,10 @@ int jx_del(json_t *root, const char *path);
 /* The one way to decode: json_loadb's contract (any of its flags; a new
  * reference, or NULL with `err` filled; err may be NULL), at yajl's speed
  * where yajl is sure to agree (common/json_yajl.h: flags 0 and
- * JSON_REJECT_DUPLICATES). */
-json_t *jx_loadb(const char *data, size_t len, size_t flags, json_error_t *err);
+ * JSON_REJECT_DUPLICATES). prune: members left out of the tree, whichever
+ * decoder answers (json_yajl.h), or NULL. */
+json_t *jx_loadb(const char *data, size_t len, size_t flags, const struct jy_prune *prune,
+                 json_error_t *err);
 
 /* Decodes untrusted JSON. Before jansson sees it, a linear pre-scan refuses
  * input longer than `max_bytes` and nesting of arrays/objects deeper than
@@ -96,11 +99,13 @@ size_t jx_scan_cost(const struct jx_scan *s);
  * jx_scan_cost exceeds `max_cost` (0 = no cost limit). */
 json_t *jx_loadb_budget(const char *data, size_t len, size_t max_bytes, int max_depth,
                         size_t max_cost, char *err, size_t errlen);
-/* jx_loadb_budget of a document the caller has scanned already (sc: jx_scan
- * of the same data and len), so a caller that bounds the decode itself
- * reads the body once, not twice. */
+/* jx_loadb_budget of a document the caller may have scanned already (sc:
+ * jx_scan of the same data and len, or NULL to scan here), so a caller that
+ * bounds the decode itself reads the body once, not twice; prune as for
+ * jx_loadb. */
 json_t *jx_loadb_scanned(const char *data, size_t len, const struct jx_scan *sc, size_t max_bytes,
-                         int max_depth, size_t max_cost, char *err, size_t errlen);
+                         int max_depth, size_t max_cost, const struct jy_prune *prune, char *err,
+                         size_t errlen);
 
 /* Depth of arrays/objects in `data` per jx_scan, capped at limit + 1 (any
  * depth past `limit` reads as limit + 1). Exposed for tests and fuzzing. */

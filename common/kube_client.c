@@ -223,10 +223,17 @@ void kc_status_from_json(const json_t *obj, long http, struct kc_status *st)
         st->retry_after_s = ra > KC_MAX_RETRY_S ? KC_MAX_RETRY_S : (long)ra;
 }
 
+static const struct jy_path managed_fields[] = {
+    {{"metadata", "managedFields"}},
+    {{"items", JY_EACH, "metadata", "managedFields"}},
+    {{"object", "metadata", "managedFields"}},
+};
+const struct jy_prune kc_unread = JY_PRUNE_OF(managed_fields);
+
 /* Fills st for a non-2xx answer (st->retry_after_s already holds the header). */
 static void decode_error(struct kc_status *st, long http, const char *body, size_t len)
 {
-    json_t *j = len ? jx_loadb(body, len, 0, NULL) : NULL;
+    json_t *j = len ? jx_loadb(body, len, 0, NULL, NULL) : NULL;
     const char *kind = json_string_value(json_object_get(j, "kind"));
     if (kind && strcmp(kind, "Status") == 0) {
         kc_status_from_json(j, http, st);
@@ -675,7 +682,7 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
         rc = MK_ERR_NOMEM;
     } else if ((rc = outcome(cc, code, errbuf, &x.body, st)) == MK_OK && out) {
         json_error_t jerr;
-        *out = x.body.len ? jx_loadb(x.body.data, x.body.len, 0, &jerr) : NULL;
+        *out = x.body.len ? jx_loadb(x.body.data, x.body.len, 0, &kc_unread, &jerr) : NULL;
         if (!*out) {
             rc = MK_ERR_DECODE;
             snprintf(st->message, sizeof(st->message), "invalid JSON in response: %s",

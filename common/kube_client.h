@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "json_yajl.h"
 #include "kube_config.h"
 
 /* Returns are errf.h's MK_OK / MK_ERR_*: TRANSPORT (connect/TLS/timeout/reset; see
@@ -106,9 +107,15 @@ const char *kc_server(const struct kc_client *c);
  * a segment is empty, "." or "..", or sub is given without name. */
 char *kc_path(const struct kc_resource *r, const char *ns, const char *name, const char *sub);
 
+/* metadata.managedFields, left out of every decoded answer and watch
+ * event (of an object, of a list's items, of an event's object): no reader
+ * here uses it, it can hold a third of an object's values, and the
+ * apiserver keeps it when a write omits it. */
+extern const struct jy_prune kc_unread;
+
 /* All calls below: st may be NULL; *out (when given) is set to NULL on
- * failure; a namespaced resource needs ns for single-object calls and create
- * (MK_ERR_INVAL otherwise). */
+ * failure; answers are decoded without kc_unread; a namespaced resource needs ns for single-object
+ * calls and create (MK_ERR_INVAL otherwise). */
 
 /* GET one object. */
 int kc_get(struct kc_client *c, const struct kc_resource *r, const char *ns, const char *name,

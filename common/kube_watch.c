@@ -32,7 +32,7 @@ int kw_decode_line(const char *line, size_t len, int max_depth, struct kw_event 
         errf(err, errlen, 0, "watch event nested deeper than %d", max_depth);
         goto out;
     }
-    root = jx_loadb(line, len, 0, &jerr);
+    root = jx_loadb(line, len, 0, &kc_unread, &jerr);
     if (!root) {
         errf(err, errlen, 0, "watch event is not JSON: %s at column %d", jerr.text, jerr.column);
         goto out;

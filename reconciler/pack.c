@@ -188,7 +188,7 @@ json_t *rc_unwrap(const json_t *obj)
     size_t zlen = 0, len = 0;
     const char *z = kcache_rec_tail(obj, RC_MD_COUNT, &zlen);
     char *text = z ? inflated(z, zlen, &len) : NULL;
-    json_t *full = text ? jx_loadb(text, len, 0, NULL) : NULL;
+    json_t *full = text ? jx_loadb(text, len, 0, NULL, NULL) : NULL;
     free(text);
     return full;
 }

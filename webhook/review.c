@@ -9,6 +9,20 @@
 
 #include "jsonx.h"
 
+/* What no handler reads, left out of the decoded review: the object's
+ * managedFields (a third of a kubectl-applied Job's values) and the
+ * request's descriptions of who asked and how. */
+static const struct jy_path unread[] = {
+    {{"request", "object", "metadata", "managedFields"}},
+    {{"request", "oldObject", "metadata", "managedFields"}},
+    {{"request", "userInfo"}},
+    {{"request", "options"}},
+    {{"request", "resource"}},
+    {{"request", "requestKind"}},
+    {{"request", "requestResource"}},
+};
+static const struct jy_prune review_prune = JY_PRUNE_OF(unread);
+
 #define API_V1      "admission.k8s.io/v1"
 #define API_V1BETA1 "admission.k8s.io/v1beta1"
 
@@ -119,8 +133,8 @@ int wh_review_decode(const char *body, size_t len, size_t max_bytes, const struc
 {
     memset(r, 0, sizeof(*r));
     char jerr[200];
-    r->root = sc ? jx_loadb_scanned(body, len, sc, max_bytes, WH_MAX_DEPTH, 0, jerr, sizeof(jerr))
-                 : jx_loadb_bounded(body, len, max_bytes, WH_MAX_DEPTH, jerr, sizeof(jerr));
+    r->root = jx_loadb_scanned(body, len, sc, max_bytes, WH_MAX_DEPTH, 0, &review_prune, jerr,
+                               sizeof(jerr));
     if (!r->root) {
         errf(err, errlen, MK_ERR_INVAL, "body: %s", jerr);
         goto fail;

@@ -270,13 +270,13 @@ static void test_loadb_scanned(void **state)
     struct jx_scan sc;
     const char *deep = "[[[1]]]";
     jx_scan(deep, 7, &sc);
-    assert_null(jx_loadb_scanned(deep, 7, &sc, 100, 2, 0, errbuf, sizeof(errbuf)));
+    assert_null(jx_loadb_scanned(deep, 7, &sc, 100, 2, 0, NULL, errbuf, sizeof(errbuf)));
     assert_string_equal(errbuf, "JSON nesting deeper than 2 levels");
-    assert_null(jx_loadb_scanned(deep, 7, &sc, 6, 8, 0, errbuf, sizeof(errbuf)));
+    assert_null(jx_loadb_scanned(deep, 7, &sc, 6, 8, 0, NULL, errbuf, sizeof(errbuf)));
     assert_string_equal(errbuf, "JSON document too large: 7 bytes (limit 6)");
-    assert_null(jx_loadb_scanned(deep, 7, &sc, 100, 8, 1, errbuf, sizeof(errbuf)));
+    assert_null(jx_loadb_scanned(deep, 7, &sc, 100, 8, 1, NULL, errbuf, sizeof(errbuf)));
     assert_non_null(strstr(errbuf, "JSON document too costly to decode: 4 values"));
-    json_t *j = jx_loadb_scanned(deep, 7, &sc, 100, 8, 1u << 20, errbuf, sizeof(errbuf));
+    json_t *j = jx_loadb_scanned(deep, 7, &sc, 100, 8, 1u << 20, NULL, errbuf, sizeof(errbuf));
     assert_non_null(j);
     assert_int_equal(json_integer_value(json_array_get(json_array_get(json_array_get(j, 0), 0), 0)),
                      1);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonx.h"
 #include "kube_watch.h"
 
 /* Records "TYPE:name" (or "ERROR:code:reason:message") per event. */
@@ -71,6 +72,26 @@ static void test_one_chunk(void **state)
     assert_int_equal(s.n, 4);
     /* An object kept with json_incref outlives the callback. */
     assert_string_equal(json_string_value(json_object_get(s.kept, "kind")), "Job");
+    seen_free(&s);
+    kw_decoder_free(&d);
+}
+
+/* managedFields, which nothing here reads, never reaches a handler
+ * (kc_unread); the rest of the object does. */
+static void test_managed_fields_left_out(void **state)
+{
+    (void)state;
+    static const char ev[] =
+        "{\"type\":\"ADDED\",\"object\":{\"kind\":\"Job\",\"metadata\":{\"name\":\"a\","
+        "\"managedFields\":[{\"manager\":\"kubectl\",\"fieldsV1\":{\"f:spec\":{}}}],"
+        "\"resourceVersion\":\"10\"},\"spec\":{\"metadata\":{\"managedFields\":[]}}}}\n";
+    struct kw_decoder d;
+    struct seen s = {0};
+    kw_decoder_init(&d, 0, 0);
+    assert_int_equal(kw_decoder_feed(&d, ev, strlen(ev), record, &s), 0);
+    assert_string_equal(s.log, "ADDED:a@10;");
+    assert_null(jx_get(s.kept, "metadata.managedFields"));
+    assert_non_null(jx_get(s.kept, "spec.metadata.managedFields")); /* only the object's own */
     seen_free(&s);
     kw_decoder_free(&d);
 }
@@ -334,17 +355,12 @@ static void test_backoff_schedule(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_chunk),
-        cmocka_unit_test(test_every_split),
-        cmocka_unit_test(test_error_event),
-        cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_error_is_sticky_until_reset),
-        cmocka_unit_test(test_line_limit),
-        cmocka_unit_test(test_depth_limit),
-        cmocka_unit_test(test_callback_stops),
-        cmocka_unit_test(test_finish_last_line),
-        cmocka_unit_test(test_decode_line),
-        cmocka_unit_test(test_backoff_schedule),
+        cmocka_unit_test(test_one_chunk),      cmocka_unit_test(test_managed_fields_left_out),
+        cmocka_unit_test(test_every_split),    cmocka_unit_test(test_error_event),
+        cmocka_unit_test(test_malformed),      cmocka_unit_test(test_error_is_sticky_until_reset),
+        cmocka_unit_test(test_line_limit),     cmocka_unit_test(test_depth_limit),
+        cmocka_unit_test(test_callback_stops), cmocka_unit_test(test_finish_last_line),
+        cmocka_unit_test(test_decode_line),    cmocka_unit_test(test_backoff_schedule),
     };
     return cmocka_run_group_tests_name("kube_watch_decoder", tests, NULL, NULL);
 }

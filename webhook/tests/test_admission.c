@@ -1201,6 +1201,38 @@ static void test_v1beta1_and_generic(void **state)
     assert_true(v >= 1);
 }
 
+/* What no handler reads is left out of the decoded review (review.c):
+ * the object's managedFields and the request's userInfo, options and
+ * resource descriptions; everything a handler reads stays. */
+static void test_review_leaves_out_unread(void **state)
+{
+    (void)state;
+    static const char body[] =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+        "\"uid\":\"u\"," KIND ",\"resource\":{\"group\":\"batch\",\"version\":\"v1\","
+        "\"resource\":\"jobs\"},\"requestKind\":{\"kind\":\"Job\"},\"requestResource\":{},"
+        "\"operation\":\"UPDATE\",\"userInfo\":{\"username\":\"alice\"},\"options\":{},"
+        "\"object\":{\"metadata\":{\"name\":\"j\",\"managedFields\":[{\"manager\":\"k\"}],"
+        "\"labels\":{\"a\":\"b\"}}},\"oldObject\":{\"metadata\":{\"name\":\"j\","
+        "\"managedFields\":[]}}}}";
+    struct wh_review r;
+    char err[256];
+    assert_int_equal(wh_review_decode(body, strlen(body), WH_MAX_BODY, NULL, &r, err, sizeof(err)),
+                     0);
+    assert_string_equal(r.kind, "Job");
+    assert_int_equal(r.op, WH_UPDATE);
+    assert_null(jx_get(r.object, "metadata.managedFields"));
+    assert_null(jx_get(r.old_object, "metadata.managedFields"));
+    assert_string_equal(jx_str(r.object, "metadata.labels.a"), "b");
+    json_t *req = json_object_get(r.root, "request");
+    static const char *const gone[] = {"userInfo", "options", "resource", "requestKind",
+                                       "requestResource"};
+    for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+        assert_null(json_object_get(req, gone[i]));
+    assert_string_equal(jx_str(req, "uid"), "u");
+    wh_review_clear(&r);
+}
+
 static void test_exempt_namespaces(void **state)
 {
     struct fixture *f = *state;
@@ -1244,6 +1276,7 @@ int main(void)
     log_set_level(LOG_ERROR);
     wh_reqmem_install(); /* as mkueue-webhook runs: every review in a request scope */
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_review_leaves_out_unread),
         cmocka_unit_test_setup_teardown(test_mutate_every_kind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mutate_exact_patches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mutate_managed_by_values, setup, teardown),
