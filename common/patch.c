@@ -372,44 +372,42 @@ void jp_free(struct jp *p)
 
 /* Copy on write: p->doc starts as a shallow copy of the caller's document,
  * so a container is shared with it (referenced from both) until an op
- * changes something under it. Before an op at `path`, every container on the
- * way to its parent that is referenced from elsewhere (refcount above 1) is
- * replaced by a shallow copy of its own. A deep copy of a whole Job per
- * mutation was the webhook's largest cost after decoding it. */
-static int own_parents(struct jp *p, const char *path)
+ * changes something under it. Before an op, every container on the way to
+ * its parent (the op's first `depth` keys, segs) that is referenced from
+ * elsewhere (refcount above 1) is replaced by a shallow copy of its own. A
+ * deep copy of a whole Job per mutation was the webhook's largest cost after
+ * decoding it. */
+static int own_parents(struct jp *p, const char *const *segs, size_t depth)
 {
-    struct ptr t;
-    if (ptr_parse(path, &t) < 0)
-        return -1;
-    int rc = 0;
     json_t *cur = p->doc;
-    for (size_t i = 0; i + 1 < t.n && rc == 0; i++) {
-        json_t *next = child(cur, t.tok[i]);
+    for (size_t i = 0; i < depth; i++) {
+        json_t *next = child(cur, segs[i]);
         if (!json_is_object(next) && !json_is_array(next))
-            break; /* the op fails on it, changing nothing */
+            return 0; /* the op fails on it, changing nothing */
         if (next->refcount > 1) {
             json_t *own = json_copy(next);
             size_t idx = 0;
-            if (!own)
-                rc = -1;
-            else if (json_is_object(cur))
-                rc = json_object_set_new(cur, t.tok[i], own);
-            else
-                rc = parse_index(t.tok[i], &idx) ? json_array_set_new(cur, idx, own) : -1;
+            int rc = !own                         ? -1
+                     : json_is_object(cur)        ? json_object_set_new(cur, segs[i], own)
+                     : parse_index(segs[i], &idx) ? json_array_set_new(cur, idx, own)
+                                                  : -1;
+            if (rc < 0)
+                return -1;
             next = own;
         }
         cur = next;
     }
-    ptr_free(&t);
-    return rc;
+    return 0;
 }
 
-/* Records and applies one op. Steals `value` (may be NULL). */
-static int record(struct jp *p, const char *op, struct buf *path, json_t *value)
+/* Records and applies one op at path, whose parent is reached by the keys
+ * segs[0..depth). Steals `value` (may be NULL). */
+static int record(struct jp *p, const char *op, struct buf *path, const char *const *segs,
+                  size_t depth, json_t *value)
 {
     const char *path_s = buf_cstr(path);
     json_t *o = json_object();
-    if (!o || !path_s || !buf_ok(path) || own_parents(p, path_s) < 0 ||
+    if (!o || !path_s || !buf_ok(path) || own_parents(p, segs, depth) < 0 ||
         json_object_set_new(o, "op", json_string(op)) < 0 ||
         json_object_set_new(o, "path", json_string(path_s)) < 0) {
         json_decref(value);
@@ -460,7 +458,7 @@ int jp_set_path(struct jp *p, const char *const *segs, size_t n, json_t *value)
             json_t *v = nest(segs, i + 1, n, value);
             value = NULL;
             jp_append_token(&path, segs[i]);
-            rc = v ? record(p, "add", &path, v) : -1;
+            rc = v ? record(p, "add", &path, segs, i, v) : -1;
             goto out;
         }
         if (!next && json_is_array(cur) && last) {
@@ -469,7 +467,7 @@ int jp_set_path(struct jp *p, const char *const *segs, size_t n, json_t *value)
                 !(parse_index(segs[i], &idx) && idx == json_array_size(cur)))
                 goto out;
             jp_append_token(&path, segs[i]);
-            rc = record(p, "add", &path, value);
+            rc = record(p, "add", &path, segs, i, value);
             value = NULL;
             goto out;
         }
@@ -479,7 +477,7 @@ int jp_set_path(struct jp *p, const char *const *segs, size_t n, json_t *value)
         if (!last && json_is_null(next)) {
             json_t *v = nest(segs, i + 1, n, value);
             value = NULL;
-            rc = v ? record(p, "replace", &path, v) : -1;
+            rc = v ? record(p, "replace", &path, segs, i, v) : -1;
             goto out;
         }
         if (!last && !json_is_object(next) && !json_is_array(next))
@@ -488,7 +486,7 @@ int jp_set_path(struct jp *p, const char *const *segs, size_t n, json_t *value)
     }
     rc = 0;
     if (!json_equal(cur, value)) {
-        rc = record(p, "replace", &path, value);
+        rc = record(p, "replace", &path, segs, n ? n - 1 : 0, value);
         value = NULL;
     }
 out:
@@ -509,7 +507,7 @@ int jp_remove_path(struct jp *p, const char *const *segs, size_t n)
         cur = child(cur, segs[i]);
         jp_append_token(&path, segs[i]);
     }
-    rc = cur ? record(p, "remove", &path, NULL) : 0;
+    rc = cur ? record(p, "remove", &path, segs, n - 1, NULL) : 0;
 out:
     buf_free(&path);
     return rc;
@@ -543,7 +541,7 @@ int jp_append_path(struct jp *p, const char *const *segs, size_t n, json_t *valu
     for (size_t i = 0; i < n; i++)
         jp_append_token(&path, segs[i]);
     jp_append_token(&path, "-");
-    int rc = record(p, "add", &path, value);
+    int rc = record(p, "add", &path, segs, n, value);
     buf_free(&path);
     return rc;
 }
