@@ -11,20 +11,33 @@
 #include "json_yajl.h"
 #include "jsonx.h"
 
-/* jy_decode's tree, checked to be jansson's own (values, types, key order). */
-static json_t *fast_as_jansson(const char *text, size_t flags)
+/* jy_decode's tree (with prune, or NULL), checked to be jansson's own
+ * (values, types, key order) with jy_prune applied, and jx_loadb to give
+ * it too. */
+static json_t *as_jansson(const char *text, size_t flags, const struct jy_prune *prune)
 {
     size_t len = strlen(text);
-    json_t *fast = jy_decode(text, len, flags, NULL);
+    json_t *fast = jy_decode(text, len, flags, prune);
     assert_non_null(fast);
     json_t *ref = json_loadb(text, len, flags, NULL);
     assert_non_null(ref);
-    char *a = json_dumps(fast, JSON_COMPACT), *b = json_dumps(ref, JSON_COMPACT);
-    assert_string_equal(a, b);
-    free(a);
-    free(b);
+    jy_prune(ref, prune);
+    json_t *either = jx_loadb(text, len, flags, prune, NULL);
+    char *x = json_dumps(fast, JSON_COMPACT), *y = json_dumps(ref, JSON_COMPACT),
+         *z = json_dumps(either, JSON_COMPACT);
+    assert_string_equal(x, y);
+    assert_string_equal(x, z);
+    free(x);
+    free(y);
+    free(z);
     json_decref(ref);
+    json_decref(either);
     return fast;
+}
+
+static json_t *fast_as_jansson(const char *text, size_t flags)
+{
+    return as_jansson(text, flags, NULL);
 }
 
 static void test_kubernetes_object(void **state)
@@ -150,27 +163,9 @@ static const struct jy_path paths[] = {
 };
 static const struct jy_prune prune = JY_PRUNE_OF(paths);
 
-/* jy_decode with prune, checked to be jansson's tree with jy_prune applied,
- * and jx_loadb to give it too. */
 static json_t *pruned_as_jansson(const char *text, size_t flags)
 {
-    size_t len = strlen(text);
-    json_t *fast = jy_decode(text, len, flags, &prune);
-    assert_non_null(fast);
-    json_t *ref = json_loadb(text, len, flags, NULL);
-    assert_non_null(ref);
-    jy_prune(ref, &prune);
-    json_t *either = jx_loadb(text, len, flags, &prune, NULL);
-    char *a = json_dumps(fast, JSON_COMPACT), *b = json_dumps(ref, JSON_COMPACT),
-         *c = json_dumps(either, JSON_COMPACT);
-    assert_string_equal(a, b);
-    assert_string_equal(a, c);
-    free(a);
-    free(b);
-    free(c);
-    json_decref(ref);
-    json_decref(either);
-    return fast;
+    return as_jansson(text, flags, &prune);
 }
 
 static void test_pruned_members_are_left_out(void **state)
