@@ -114,8 +114,9 @@ char *kc_path(const struct kc_resource *r, const char *ns, const char *name, con
 extern const struct jy_prune kc_unread;
 
 /* All calls below: st may be NULL; *out (when given) is set to NULL on
- * failure; answers are decoded without kc_unread; a namespaced resource needs ns for single-object
- * calls and create (MK_ERR_INVAL otherwise). */
+ * failure, else holds the answer without kc_unread's members; a namespaced
+ * resource needs ns for single-object calls and create (MK_ERR_INVAL
+ * otherwise). */
 
 /* GET one object. */
 int kc_get(struct kc_client *c, const struct kc_resource *r, const char *ns, const char *name,
