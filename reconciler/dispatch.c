@@ -1262,10 +1262,15 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             goto failed;
         }
         switch (a->type) {
-        case RC_ACT_WL_STATUS:
+        case RC_ACT_WL_STATUS: {
             rc = wl_status(x, &cur, a->patch);
             h->status_written |= rc == 0;
+            /* the choice of a worker, a step of the bench's timeline */
+            const char *won = json_string_value(json_object_get(a->patch, "clusterName"));
+            if (rc == 0 && won)
+                LOG_I(LG, "cluster name written", "workload", key, "cluster", won);
             break;
+        }
         case RC_ACT_REMOVE_REMOTE:    /* copy_calls, above */
         case RC_ACT_CREATE_REMOTE_WL: /* copy_calls, above */
             break;

@@ -12,8 +12,9 @@ records (from SINCE on, a UTC time as the log writes it,
     created   the Workload is created for its job ("workload created")
     reserved  the gate reserved its quota ("quota reserved")
     copied    the last of its remote copies exists ("remote workload created")
-    job       a worker's Kueue admitted a copy, the clusterName is written and
-              the remote job exists ("remote job created")
+    named     a worker's Kueue admitted a copy, mkueue saw it and wrote that
+              worker into status.clusterName ("cluster name written")
+    job       the remote job exists ("remote job created")
     ready     the check Ready and the Workload Admitted are written
               ("The workload got reservation on ...")
 
@@ -26,7 +27,7 @@ import json
 import sys
 from datetime import datetime
 
-STEPS = ["created", "reserved", "copied", "job", "ready"]
+STEPS = ["created", "reserved", "copied", "named", "job", "ready"]
 
 
 def ms(ts):
@@ -61,6 +62,8 @@ def read(path, prefix, since):
                 s.setdefault("reserved", ms(t))
             elif msg == "remote workload created":
                 s["copied"] = ms(t)  # the last copy's
+            elif msg == "cluster name written":
+                s.setdefault("named", ms(t))
             elif msg.startswith("The workload got reservation on"):
                 s.setdefault("ready", ms(t))
             elif msg == "remote job created":
