@@ -23,7 +23,11 @@ DEB_PKGS  := build-essential pkg-config libmicrohttpd-dev libssl-dev libjansson-
              openssl curl jq bats python3
 
 COMMON_SRC  := $(sort $(wildcard common/*.c common/kinds/*.c))
-UNIT_SRC    := $(sort $(wildcard common/tests/test_*.c webhook/tests/test_*.c reconciler/tests/test_*.c))
+# the reconciler's allocator as its binary links it: `make unit` only (the
+# ASan builds bring their own malloc)
+JEMALLOC_UNIT_SRC := reconciler/tests/test_rc_heap_jemalloc.c
+UNIT_SRC    := $(filter-out $(JEMALLOC_UNIT_SRC),$(sort $(wildcard common/tests/test_*.c \
+               webhook/tests/test_*.c reconciler/tests/test_*.c)))
 TEST_SUPPORT:= $(sort $(wildcard common/tests/support/*.c))
 # the reconciler's test fixtures: linked into the unit tests only (the
 # webhook benchmark links TEST_SUPPORT without the reconciler)
@@ -110,10 +114,13 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-o
 $(eval $(call unit_variant,plain,))
 $(eval $(call unit_variant,asan,$(SAN_FLAGS)))
 
+JEMALLOC_TESTS := $(JEMALLOC_UNIT_SRC:%.c=$(BUILD)/plain/tests/%)
+$(JEMALLOC_TESTS): TEST_LIBS += $(RC_ALLOC_LIBS)
+
 PROVE := prove --merge --timer
-unit: deps plain-bins
+unit: deps plain-bins $(JEMALLOC_TESTS)
 	@cd $(BUILD)/plain/tests && CMOCKA_MESSAGE_OUTPUT=TAP MKUEUE_TEST_DATA=$(CURDIR)/common/tests/data \
-	  $(PROVE) -e '' $(UNIT_SRC:%.c=%)
+	  $(PROVE) -e '' $(UNIT_SRC:%.c=%) $(JEMALLOC_UNIT_SRC:%.c=%)
 
 unit-asan: deps asan-bins
 	@cd $(BUILD)/asan/tests && CMOCKA_MESSAGE_OUTPUT=TAP MKUEUE_TEST_DATA=$(CURDIR)/common/tests/data \

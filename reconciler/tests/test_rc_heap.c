@@ -1,6 +1,6 @@
 /* The allocator in one place (heap.h), as the unit tests link it: glibc's
- * malloc (the reconciler binary's jemalloc path is checked end to end by
- * e2e/tests/30-reconciler-job.bats). */
+ * malloc (jemalloc, as the reconciler binary links it: test_rc_heap_jemalloc.c,
+ * and end to end e2e/tests/30-reconciler-job.bats). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
