@@ -154,6 +154,7 @@ STATUS_BANNED := \bsnprintf\(([a-z_]+->)?err, ([a-z_]+->)?errlen\b|\berrf\([^,]+
 # tests, fuzz targets and benchmarks: exempt from the product-only rules
 TEST_C_FILES = $(shell printf '%s\n' $(C_FILES) | grep -E '/(tests|fuzz|bench)/')
 C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find common webhook reconciler -name '*.[ch]')
+BATS_FILES  := $(shell git ls-files 'e2e/tests/*.bats' 2>/dev/null)
 lint: deps
 	@echo "lint: clang-format"; clang-format --dry-run --Werror $(C_FILES)
 	@echo "lint: banned functions"; ! grep -nE '\b($(BANNED_FUNCS))[[:space:]]*\(' $(C_FILES) || \
@@ -164,6 +165,8 @@ lint: deps
 	  { echo "lint: serialize with jx_dump (common/jsonx.h): json_dumps' text comes from jansson's allocator"; exit 1; }
 	@echo "lint: jx_loadb"; ! grep -nE '\bjson_load[bs][[:space:]]*\(' $(filter-out common/jsonx.c $(TEST_C_FILES),$(C_FILES)) || \
 	  { echo "lint: decode with jx_loadb (common/jsonx.h): one decoder, yajl's speed, jansson's verdicts"; exit 1; }
+	@echo "lint: bats negations"; ! grep -nE '^[[:space:]]*! ' $(BATS_FILES) | grep -v '|| false$$' || \
+	  { echo "lint: end a '! cmd' assertion with '|| false': bash's set -e ignores a negated command, so it never fails a test"; exit 1; }
 	@echo "lint: cppcheck"; cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	  --inline-suppr --std=c11 -Icommon --suppress=missingIncludeSystem $(C_FILES)
 

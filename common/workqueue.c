@@ -17,6 +17,9 @@ struct wq_item {
     int processing;
     long heap_idx; /* position in the delay heap, -1 when not waiting */
     uint64_t ready_ns;
+    uint64_t due_ns;               /* when it last became dirty (the observer's wait) */
+    uint64_t start_ns;             /* when it was handed out (while processing) */
+    struct wq_item *pnext, *pprev; /* the processing list */
     int failures;
 };
 
@@ -28,9 +31,16 @@ struct wq {
     size_t queued;
     struct wq_item **heap; /* min-heap on ready_ns */
     size_t heap_len, heap_alloc;
+    struct wq_item *processing; /* keys handed out, not done yet */
     long base_ms, max_ms;
+    struct wq_observer obs;
     int shutdown;
 };
+
+static double seconds_between(uint64_t from_ns, uint64_t to_ns)
+{
+    return to_ns > from_ns ? (double)(to_ns - from_ns) / 1e9 : 0.0;
+}
 
 struct wq *wq_new(const struct wq_options *opt)
 {
@@ -41,6 +51,8 @@ struct wq *wq_new(const struct wq_options *opt)
     q->max_ms = opt && opt->max_delay_ms > 0 ? opt->max_delay_ms : 300000;
     if (q->max_ms < q->base_ms)
         q->max_ms = q->base_ms;
+    if (opt && opt->observer)
+        q->obs = *opt->observer;
     q->items = smap_new();
     int rc = clk_cond_init(&q->cond);
     if (!q->items || rc != 0) {
@@ -121,16 +133,40 @@ static struct wq_item *fifo_pop(struct wq *q)
     return it;
 }
 
-/* The client-go rule: queued iff dirty and not processing. */
-static void mark_dirty(struct wq *q, struct wq_item *it)
+/* The client-go rule: queued iff dirty and not processing. due_ns: when it
+ * became due (now, or a delayed add's deadline). */
+static void mark_dirty(struct wq *q, struct wq_item *it, uint64_t due_ns)
 {
     if (it->dirty)
         return;
     it->dirty = 1;
+    it->due_ns = due_ns;
+    if (q->obs.added)
+        q->obs.added(q->obs.ud, it->key);
     if (!it->processing) {
         fifo_push(q, it);
         pthread_cond_signal(&q->cond);
     }
+}
+
+static void processing_link(struct wq *q, struct wq_item *it)
+{
+    it->pprev = NULL;
+    it->pnext = q->processing;
+    if (q->processing)
+        q->processing->pprev = it;
+    q->processing = it;
+}
+
+static void processing_unlink(struct wq *q, struct wq_item *it)
+{
+    if (it->pprev)
+        it->pprev->pnext = it->pnext;
+    else
+        q->processing = it->pnext;
+    if (it->pnext)
+        it->pnext->pprev = it->pprev;
+    it->pnext = it->pprev = NULL;
 }
 
 /* ---- delay heap ----------------------------------------------------------- */
@@ -202,8 +238,10 @@ static struct wq_item *heap_pop(struct wq *q)
 /* Moves every due waiting item to the FIFO. */
 static void promote_due(struct wq *q, uint64_t now)
 {
-    while (q->heap_len > 0 && q->heap[0]->ready_ns <= now)
-        mark_dirty(q, heap_pop(q));
+    while (q->heap_len > 0 && q->heap[0]->ready_ns <= now) {
+        struct wq_item *it = heap_pop(q);
+        mark_dirty(q, it, it->ready_ns);
+    }
 }
 
 /* ---- public --------------------------------------------------------------- */
@@ -223,7 +261,7 @@ int wq_add_after(struct wq *q, const char *key, long delay_ms)
     if (!it)
         goto out;
     if (delay_ms <= 0) {
-        mark_dirty(q, it);
+        mark_dirty(q, it, clk_now_ns());
         rc = 0;
         goto out;
     }
@@ -264,6 +302,8 @@ long wq_add_rate_limited(struct wq *q, const char *key)
     if (it) {
         delay = backoff_ms(q, it->failures);
         it->failures++;
+        if (q->obs.retried)
+            q->obs.retried(q->obs.ud, key);
     }
     pthread_mutex_unlock(&q->lock);
     if (delay < 0 || wq_add_after(q, key, delay) != 0)
@@ -329,6 +369,10 @@ int wq_get_timeout(struct wq *q, char **key, long timeout_ms)
     struct wq_item *it = fifo_pop(q);
     it->dirty = 0;
     it->processing = 1;
+    it->start_ns = clk_now_ns();
+    processing_link(q, it);
+    if (q->obs.started)
+        q->obs.started(q->obs.ud, it->key, seconds_between(it->due_ns, it->start_ns));
     *key = copy;
     rc = 0;
 out:
@@ -348,6 +392,9 @@ int wq_done(struct wq *q, const char *key)
     struct wq_item *it = item_get(q, key, 0);
     if (it && it->processing) {
         it->processing = 0;
+        processing_unlink(q, it);
+        if (q->obs.finished)
+            q->obs.finished(q->obs.ud, it->key, seconds_between(it->start_ns, clk_now_ns()));
         if (it->dirty && !q->shutdown) {
             fifo_push(q, it);
             pthread_cond_signal(&q->cond);
@@ -357,6 +404,15 @@ int wq_done(struct wq *q, const char *key)
     }
     pthread_mutex_unlock(&q->lock);
     return rc;
+}
+
+void wq_foreach_processing(struct wq *q, void (*fn)(void *ud, const char *key, double s), void *ud)
+{
+    pthread_mutex_lock(&q->lock);
+    uint64_t now = clk_now_ns();
+    for (struct wq_item *it = q->processing; it; it = it->pnext)
+        fn(ud, it->key, seconds_between(it->start_ns, now));
+    pthread_mutex_unlock(&q->lock);
 }
 
 size_t wq_len(struct wq *q)

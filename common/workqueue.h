@@ -4,15 +4,30 @@
  * wq_done) is never handed to a second worker: adding it meanwhile marks it
  * dirty and it is queued again by wq_done. Delayed adds and per-key
  * exponential backoff (base * 2^failures, capped) sit on a min-heap that
- * getters drain on the monotonic clock. All functions are thread-safe. */
+ * getters drain on the monotonic clock. All functions are thread-safe.
+ *
+ * An optional observer sees what client-go's workqueue metrics count: a key
+ * becoming due (an add, or a delayed add whose time came), the time it then
+ * waited for a worker, the time that worker took, and a backoff retry. */
 #ifndef MKUEUE_WORKQUEUE_H
 #define MKUEUE_WORKQUEUE_H
 
 #include <stddef.h>
 
+/* Called with the queue's lock held: they must not call back into the
+ * queue. Any of them may be NULL. */
+struct wq_observer {
+    void (*added)(void *ud, const char *key);                   /* became due */
+    void (*started)(void *ud, const char *key, double wait_s);  /* handed out */
+    void (*finished)(void *ud, const char *key, double work_s); /* wq_done */
+    void (*retried)(void *ud, const char *key);                 /* wq_add_rate_limited */
+    void *ud;
+};
+
 struct wq_options {
-    long base_delay_ms; /* first backoff, default 5 */
-    long max_delay_ms;  /* backoff cap, default 300000 (5 min) */
+    long base_delay_ms;                 /* first backoff, default 5 */
+    long max_delay_ms;                  /* backoff cap, default 300000 (5 min) */
+    const struct wq_observer *observer; /* copied; NULL for none */
 };
 
 struct wq;
@@ -46,6 +61,10 @@ int wq_get_timeout(struct wq *q, char **key, long timeout_ms);
 /* Ends the processing of key; queues it again if it was added meanwhile.
  * Returns 0, or -1 when key was not being processed. */
 int wq_done(struct wq *q, const char *key);
+
+/* Calls fn (under the queue's lock: it must not call back into the queue)
+ * for every key being processed, with the seconds since it was handed out. */
+void wq_foreach_processing(struct wq *q, void (*fn)(void *ud, const char *key, double s), void *ud);
 
 /* Keys ready to be handed out (delayed ones count once due). */
 size_t wq_len(struct wq *q);

@@ -503,25 +503,6 @@ static int process(struct app *a, const char *key, long *requeue_ms)
     return 0;
 }
 
-static const char *key_kind(char c)
-{
-    switch (c) {
-    case 'w':
-        return "workload";
-    case 'j':
-        return "job";
-    case 'q':
-        return "quota";
-    case 'a':
-        return "admissioncheck";
-    case 'c':
-        return "cluster";
-    case 'g':
-        return "gc";
-    }
-    return "other";
-}
-
 /* The guard of every write to the manager and the workers (kc_options.
  * may_write): with leader election, none once the lease may have run out. */
 static int may_write(void *ud, const char *method, const char *path)
@@ -554,7 +535,7 @@ static void *worker(void *arg)
         long long t0 = clk_now_ms();
         long requeue;
         int rc = process(a, key, &requeue);
-        const char *v[] = {key_kind(key[0]), rc < 0 ? "error" : "ok"};
+        const char *v[] = {rc_key_kind(key[0]), rc < 0 ? "error" : "ok"};
         mt_observe(a->x.metrics.reconcile, v, (double)(clk_now_ms() - t0) / 1000.0);
         if (rc < 0)
             wq_add_rate_limited(q, key);
@@ -647,7 +628,8 @@ static void *ticker(void *arg)
 static void before_render(void *ud)
 {
     struct app *a = ud;
-    mt_set(a->x.metrics.depth, NULL, (double)(wq_len(a->x.queue) + wq_len(a->x.job_queue)));
+    struct wq *const queues[] = {a->x.queue, a->x.job_queue};
+    rc_metrics_queue_progress(&a->x.metrics, queues, 2);
     mt_set(a->x.metrics.tracked, NULL, (double)kcache_len(a->x.workloads));
     mt_set(a->x.metrics.heap, NULL, (double)rc_heap_in_use());
     json_t *names = mkcs_names(a->x.clusters);
@@ -798,7 +780,9 @@ static int setup_clients(struct app *a, char *err, size_t errlen)
         if (!(a->lease = kc_new(a->mgr_cfg, &lko, err, errlen)))
             return MK_ERR;
     }
-    struct wq_options qo = {.base_delay_ms = 200, .max_delay_ms = 60000};
+    struct wq_observer obs;
+    rc_metrics_queue_observer(&x->metrics, &obs);
+    struct wq_options qo = {.base_delay_ms = 200, .max_delay_ms = 60000, .observer = &obs};
     x->queue = wq_new(&qo);
     x->job_queue = wq_new(&qo);
     if (!x->queue || !x->job_queue) {

@@ -20,6 +20,143 @@ const char *rc_metrics_role(void)
 
 static const double lag_buckets[] = {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60};
 
+/* client-go's: ExponentialBuckets(10e-9, 10, 12), 10 ns to 1,000 s */
+static const double wq_buckets[] = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3,
+                                    1e-2, 1e-1, 1,    10,   100,  1000};
+
+static const char key_prefixes[] = "wjqacg";
+#define RC_KEY_KINDS (sizeof(key_prefixes) - 1)
+
+const char *rc_key_kind(char c)
+{
+    switch (c) {
+    case 'w':
+        return "workload";
+    case 'j':
+        return "job";
+    case 'q':
+        return "quota";
+    case 'a':
+        return "admissioncheck";
+    case 'c':
+        return "cluster";
+    case 'g':
+        return "gc";
+    }
+    return "other";
+}
+
+/* client-go's workqueue metrics as controller-runtime registers them: name
+ * and controller both the queue's (here the kind of key), depth with an
+ * empty priority. */
+static int register_queue_families(struct rc_metrics *m)
+{
+    static const char *const nc[] = {"name", "controller", NULL};
+    static const char *const ncp[] = {"name", "controller", "priority", NULL};
+    size_t nb = sizeof(wq_buckets) / sizeof(wq_buckets[0]);
+    const struct mt_def defs[] = {
+        {&m->wq_depth, MT_GAUGE, "workqueue_depth",
+         "Current depth of workqueue by workqueue and priority", ncp, NULL, 0},
+        {&m->wq_adds, MT_COUNTER, "workqueue_adds_total",
+         "Total number of adds handled by workqueue", nc, NULL, 0},
+        {&m->wq_wait, MT_HISTOGRAM, "workqueue_queue_duration_seconds",
+         "How long in seconds an item stays in workqueue before being requested", nc, wq_buckets,
+         nb},
+        {&m->wq_work, MT_HISTOGRAM, "workqueue_work_duration_seconds",
+         "How long in seconds processing an item from workqueue takes.", nc, wq_buckets, nb},
+        {&m->wq_unfinished, MT_GAUGE, "workqueue_unfinished_work_seconds",
+         "How many seconds of work has been done that is in progress and hasn't been observed by "
+         "work_duration. Large values indicate stuck threads. One can deduce the number of stuck "
+         "threads by observing the rate at which this increases.",
+         nc, NULL, 0},
+        {&m->wq_longest, MT_GAUGE, "workqueue_longest_running_processor_seconds",
+         "How many seconds has the longest running processor for workqueue been running.", nc, NULL,
+         0},
+        {&m->wq_retries, MT_COUNTER, "workqueue_retries_total",
+         "Total number of retries handled by workqueue", nc, NULL, 0},
+    };
+    if (mt_register(m->reg, defs, sizeof(defs) / sizeof(defs[0])) < 0)
+        return -1;
+    /* every kind's series from the start, at 0, as client-go's queues have */
+    for (size_t i = 0; i < RC_KEY_KINDS; i++) {
+        const char *k = rc_key_kind(key_prefixes[i]);
+        const char *v[] = {k, k, ""};
+        mt_add(m->wq_depth, v, 0);
+        mt_inc(m->wq_adds, v, 0);
+        mt_set(m->wq_unfinished, v, 0);
+        mt_set(m->wq_longest, v, 0);
+        mt_inc(m->wq_retries, v, 0);
+    }
+    return 0;
+}
+
+static void queue_added(void *ud, const char *key)
+{
+    struct rc_metrics *m = ud;
+    const char *k = rc_key_kind(key[0]);
+    const char *v[] = {k, k, ""};
+    mt_inc(m->wq_adds, v, 1);
+    mt_add(m->wq_depth, v, 1);
+}
+
+static void queue_started(void *ud, const char *key, double wait_s)
+{
+    struct rc_metrics *m = ud;
+    const char *k = rc_key_kind(key[0]);
+    const char *v[] = {k, k, ""};
+    mt_add(m->wq_depth, v, -1);
+    mt_observe(m->wq_wait, v, wait_s);
+}
+
+static void queue_finished(void *ud, const char *key, double work_s)
+{
+    struct rc_metrics *m = ud;
+    const char *k = rc_key_kind(key[0]);
+    const char *v[] = {k, k};
+    mt_observe(m->wq_work, v, work_s);
+}
+
+static void queue_retried(void *ud, const char *key)
+{
+    struct rc_metrics *m = ud;
+    const char *k = rc_key_kind(key[0]);
+    const char *v[] = {k, k};
+    mt_inc(m->wq_retries, v, 1);
+}
+
+void rc_metrics_queue_observer(struct rc_metrics *m, struct wq_observer *o)
+{
+    *o = (struct wq_observer){queue_added, queue_started, queue_finished, queue_retried, m};
+}
+
+struct progress {
+    double sum[RC_KEY_KINDS + 1], longest[RC_KEY_KINDS + 1]; /* the last: "other" */
+};
+
+static void add_progress(void *ud, const char *key, double s)
+{
+    struct progress *p = ud;
+    const char *at = key[0] ? strchr(key_prefixes, key[0]) : NULL;
+    size_t i = at ? (size_t)(at - key_prefixes) : RC_KEY_KINDS;
+    p->sum[i] += s;
+    if (s > p->longest[i])
+        p->longest[i] = s;
+}
+
+void rc_metrics_queue_progress(struct rc_metrics *m, struct wq *const queues[], int n)
+{
+    struct progress p = {0};
+    for (int i = 0; i < n; i++)
+        if (queues[i])
+            wq_foreach_processing(queues[i], add_progress, &p);
+    for (size_t i = 0; i < RC_KEY_KINDS; i++) {
+        const char *k = rc_key_kind(key_prefixes[i]);
+        const char *v[] = {k, k};
+        mt_set(m->wq_unfinished, v, p.sum[i]);
+        mt_set(m->wq_longest, v, p.longest[i]);
+    }
+}
+
 int rc_metrics_init(struct rc_metrics *m)
 {
     memset(m, 0, sizeof(*m));
@@ -41,7 +178,6 @@ int rc_metrics_init(struct rc_metrics *m)
     m->reconcile =
         mt_histogram(m->reg, "mkueue_reconcile_duration_seconds",
                      "Duration of one reconcile, by kind of key and result.", rk, NULL, 0);
-    m->depth = mt_gauge(m->reg, "mkueue_workqueue_depth", "Keys waiting in the work queue.", NULL);
     m->sync_lag = mt_histogram(m->reg, "mkueue_status_sync_lag_seconds",
                                "From a remote job event to its status written on the manager.",
                                NULL, lag_buckets, sizeof(lag_buckets) / sizeof(lag_buckets[0]));
@@ -75,9 +211,10 @@ int rc_metrics_init(struct rc_metrics *m)
                    "Events not posted because RC_EVENTS_QUEUE_MAX were waiting.", NULL);
     m->heap = mt_gauge(m->reg, "mkueue_heap_inuse_bytes",
                        "Bytes malloc hands out now (RSS minus allocator slack).", NULL);
-    if (!m->heap || !m->dispatched || !m->admitted || !m->connected || !m->reconcile || !m->depth ||
-        !m->sync_lag || !m->remote_err || !m->leader || !m->tracked || !m->gc_deleted ||
-        !m->quota || !m->gate_passes || !m->not_served || !m->requests || !m->events_dropped) {
+    if (register_queue_families(m) < 0 || !m->heap || !m->dispatched || !m->admitted ||
+        !m->connected || !m->reconcile || !m->sync_lag || !m->remote_err || !m->leader ||
+        !m->tracked || !m->gc_deleted || !m->quota || !m->gate_passes || !m->not_served ||
+        !m->requests || !m->events_dropped) {
         rc_metrics_free(m);
         return -1;
     }

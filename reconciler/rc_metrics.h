@@ -4,6 +4,7 @@
 #define MKUEUE_RC_METRICS_H
 
 #include "metrics.h"
+#include "workqueue.h"
 
 struct rc_metrics {
     struct mt_registry *reg;
@@ -11,7 +12,6 @@ struct rc_metrics {
     struct mt_family *admitted;    /* multikueue_workloads_admitted_total */
     struct mt_family *connected;   /* mkueue_cluster_connected{cluster} */
     struct mt_family *reconcile;   /* mkueue_reconcile_duration_seconds{kind,result} */
-    struct mt_family *depth;       /* mkueue_workqueue_depth */
     struct mt_family *sync_lag;    /* mkueue_status_sync_lag_seconds */
     struct mt_family *remote_err;  /* mkueue_remote_api_errors_total{cluster,code} */
     struct mt_family *leader;      /* mkueue_leader */
@@ -23,12 +23,26 @@ struct rc_metrics {
     struct mt_family *not_served;  /* mkueue_job_kind_not_served{group,kind} */
     struct mt_family *requests;    /* rest_client_requests_total{code,host,method}: the manager's */
     struct mt_family *events_dropped; /* mkueue_events_dropped_total (events.h) */
-    char mgr_host[256];               /* its host label: the manager's host:port */
+    /* client-go's workqueue_* families, by kind of key (rc_key_kind) */
+    struct mt_family *wq_depth, *wq_adds, *wq_wait, *wq_work, *wq_unfinished, *wq_longest,
+        *wq_retries;
+    char mgr_host[256]; /* its host label: the manager's host:port */
 };
 
 /* Registers every family. Returns 0, -1 on oom. */
 int rc_metrics_init(struct rc_metrics *m);
 void rc_metrics_free(struct rc_metrics *m);
+
+/* The kind of a work queue key from its prefix ("workload", "job", "quota",
+ * "admissioncheck", "cluster", "gc"; "other"): the metrics' label. */
+const char *rc_key_kind(char prefix);
+
+/* Fills *o so that a work queue reports to the workqueue_* families. */
+void rc_metrics_queue_observer(struct rc_metrics *m, struct wq_observer *o);
+/* Sets workqueue_unfinished_work_seconds and
+ * workqueue_longest_running_processor_seconds from the keys the n queues
+ * have in process now (call before rendering). */
+void rc_metrics_queue_progress(struct rc_metrics *m, struct wq *const queues[], int n);
 
 /* "leader", "follower" or "standalone" (no leader election), per Kueue. */
 void rc_metrics_set_role(const char *role);

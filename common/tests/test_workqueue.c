@@ -276,6 +276,130 @@ static void test_shutdown_unblocks_getters(void **state)
     wq_free(q);
 }
 
+/* What the observer saw, in order: "+key", "<key wait_ms", ">key work_ms",
+ * "!key" (a retry); times rounded down to 10 ms. */
+struct seen {
+    char log[512];
+};
+
+static void seen_add(struct seen *s, const char *fmt, const char *key, double secs)
+{
+    size_t n = strlen(s->log);
+    snprintf(s->log + n, sizeof(s->log) - n, fmt, key, (long)(secs * 100) * 10);
+}
+
+static void on_added(void *ud, const char *key)
+{
+    seen_add(ud, "+%s ", key, 0);
+}
+
+static void on_started(void *ud, const char *key, double wait_s)
+{
+    seen_add(ud, "<%s %ld ", key, wait_s);
+}
+
+static void on_finished(void *ud, const char *key, double work_s)
+{
+    seen_add(ud, ">%s %ld ", key, work_s);
+}
+
+static void on_retried(void *ud, const char *key)
+{
+    seen_add(ud, "!%s ", key, 0);
+}
+
+static struct wq *observed_queue(struct seen *s)
+{
+    static struct wq_observer o = {on_added, on_started, on_finished, on_retried, NULL};
+    o.ud = s;
+    memset(s, 0, sizeof(*s));
+    struct wq_options opt = {.base_delay_ms = 30, .observer = &o};
+    struct wq *q = wq_new(&opt);
+    assert_non_null(q);
+    return q;
+}
+
+/* client-go's counts: one add per time a key becomes due, however often it
+ * is added meanwhile; its wait from then to a worker taking it; the work
+ * from then to wq_done; a retry per backoff. */
+static void test_observer_counts_as_client_go(void **state)
+{
+    (void)state;
+    struct seen s;
+    struct wq *q = observed_queue(&s);
+    assert_int_equal(wq_add(q, "a"), 0);
+    assert_int_equal(wq_add(q, "a"), 0);
+    usleep(50000);
+    char *k = get_now(q);
+    usleep(30000);
+    assert_int_equal(wq_add(q, "a"), 0); /* while processing: due again */
+    usleep(20000);
+    finish(q, k);
+    k = get_now(q);
+    finish(q, k);
+    /* "+a", waited >= 50 ms, worked >= 50 ms; due again while processing
+     * and handed out 20 ms or more after that */
+    long wait1, work1, wait2;
+    assert_int_equal(sscanf(s.log, "+a <a %ld +a >a %ld", &wait1, &work1), 2);
+    assert_true(wait1 >= 50 && wait1 < 2000);
+    assert_true(work1 >= 50 && work1 < 2000);
+    const char *second = strstr(s.log, ">a ");
+    second = strstr(second, "<a ");
+    assert_non_null(second);
+    assert_int_equal(sscanf(second, "<a %ld", &wait2), 1);
+    assert_true(wait2 >= 20 && wait2 < 2000);
+    assert_int_equal(wq_add_rate_limited(q, "b"), 30);
+    assert_non_null(strstr(s.log, "!b "));
+    assert_null(strstr(s.log, "+b ")); /* not due before its backoff */
+    usleep(40000);
+    k = get_now(q);
+    finish(q, k);
+    /* a delayed key's wait counts from its deadline, not from the add */
+    const char *b = strstr(s.log, "<b ");
+    assert_non_null(b);
+    long waitb;
+    assert_int_equal(sscanf(b, "<b %ld", &waitb), 1);
+    assert_true(waitb < 30);
+    wq_free(q);
+}
+
+static void collect(void *ud, const char *key, double s)
+{
+    seen_add(ud, "%s %ld ", key, s);
+}
+
+static void test_foreach_processing(void **state)
+{
+    (void)state;
+    struct seen s, now;
+    struct wq *q = observed_queue(&s);
+    wq_add(q, "a");
+    wq_add(q, "b");
+    wq_add(q, "c");
+    char *a = get_now(q), *b = get_now(q);
+    usleep(30000);
+    memset(&now, 0, sizeof(now));
+    wq_foreach_processing(q, collect, &now);
+    long sa, sb;
+    const char *pa = strstr(now.log, "a "), *pb = strstr(now.log, "b ");
+    assert_non_null(pa);
+    assert_non_null(pb);
+    assert_null(strstr(now.log, "c "));
+    assert_int_equal(sscanf(pa, "a %ld", &sa), 1);
+    assert_int_equal(sscanf(pb, "b %ld", &sb), 1);
+    assert_true(sa >= 30 && sb >= 30);
+    finish(q, a);
+    memset(&now, 0, sizeof(now));
+    wq_foreach_processing(q, collect, &now);
+    assert_null(strstr(now.log, "a "));
+    assert_non_null(strstr(now.log, "b "));
+    finish(q, b);
+    memset(&now, 0, sizeof(now));
+    wq_foreach_processing(q, collect, &now);
+    assert_string_equal(now.log, "");
+    wq_free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +411,8 @@ int main(void)
         cmocka_unit_test(test_rate_limited_backoff),
         cmocka_unit_test(test_backoff_defaults_and_huge_counts),
         cmocka_unit_test(test_shutdown_unblocks_getters),
+        cmocka_unit_test(test_observer_counts_as_client_go),
+        cmocka_unit_test(test_foreach_processing),
     };
     return cmocka_run_group_tests_name("workqueue", tests, NULL, NULL);
 }

@@ -44,7 +44,9 @@
 # BENCH_QUIET_WRITES 5 (`quiet`, below), BENCH_KEEP_BED=1 (keep a running
 # bed, leave it up), BENCH_TIMELINE=1 (mkueue's reconciler at --log-level
 # info, and after each of its latency runs where the dispatch spent its
-# time, e2e/bench/timeline.py, in build/bench/timeline-<mode>-w<W>.txt).
+# time, e2e/bench/timeline.py, and how long each kind of key waited in the
+# reconciler's work queues for a thread, in
+# build/bench/timeline-<mode>-w<W>.txt).
 # The table covers the modes of this run and those of an earlier run not
 # run again (build/bench/kv-w<W>/<mode>.kv).
 set -euo pipefail
@@ -537,9 +539,33 @@ timed_rcb() {
 timeline() {
     [ "$RC_LOG" = info ] && [ ${#OURS[@]} -gt 0 ] || return 0
     { echo "== $MODE, $1"; python3 "$HERE/timeline.py" "$MKUEUE_E2E_DIR/logs/bench-reconciler.log" \
-        "$2/lat-" "$3"; } 2>&1 | tee -a "$OUT/timeline-$MODE-w$W.txt" >&2 || true
+        "$2/lat-" "$3"; queue_waits; } 2>&1 | tee -a "$OUT/timeline-$MODE-w$W.txt" >&2 || true
 }
 utc_now() { date -u +%Y-%m-%dT%H:%M:%S; }
+
+# queue_snapshot: the reconciler's workqueue_* sums and counts now, for
+# queue_waits (with BENCH_TIMELINE=1 in mkueue's modes)
+queue_snapshot() {
+    [ "$RC_LOG" = info ] && [ ${#OURS[@]} -gt 0 ] || return 0
+    curl -sf "http://127.0.0.1:$RC_PORT/metrics" | grep -E '^workqueue_(queue|work)_duration_seconds_(sum|count)' \
+        >"$MKUEUE_E2E_DIR/queue-before.txt" || true
+}
+# queue_waits: since queue_snapshot, per kind of key: keys handed out, their
+# mean wait for a thread and mean time on it (ms)
+queue_waits() {
+    [ -f "$MKUEUE_E2E_DIR/queue-before.txt" ] || return 0
+    curl -sf "http://127.0.0.1:$RC_PORT/metrics" | grep -E '^workqueue_(queue|work)_duration_seconds_(sum|count)' |
+        awk 'NR == FNR { before[$1] = $2; next }
+             { d = $2 - before[$1]; split($1, p, "[{\"]"); kind = p[3]
+               if ($1 ~ /^workqueue_queue_duration_seconds_count/) n[kind] = d
+               else if ($1 ~ /^workqueue_queue_duration_seconds_sum/) w[kind] = d
+               else if ($1 ~ /^workqueue_work_duration_seconds_sum/) t[kind] = d }
+             END { print "work queues (keys handed out; mean wait for a thread, mean time on it; ms):"
+                   for (k in n) if (n[k] > 0)
+                       printf "  %-15s %6d  wait %8.1f  work %8.1f\n", k, n[k], 1000 * w[k] / n[k], 1000 * t[k] / n[k] }' \
+            "$MKUEUE_E2E_DIR/queue-before.txt" - || true
+    rm -f "$MKUEUE_E2E_DIR/queue-before.txt"
+}
 
 # latency NS RATE SUFFIX FLOOR: N jobs at RATE/s in NS (each run its own
 # namespace: rc_bench names the jobs lat-K), keys m<SUFFIX>_*,
@@ -552,6 +578,7 @@ latency() {
     zero # (the wait's CPU is no run's)
     log "$MODE: latency, $N jobs at $rate/s"
     w0=$(manager_writes other) e0=$(manager_writes events) ww0=$(worker_writes) c0=$(conflicts)
+    queue_snapshot
     since=$(utc_now)
     timed_rcb "m${sfx}_" "m${sfx}_bed_stall_s" --ns "$ns" --no-floor latency "$N" "$rate"
     timeline "$N jobs at $rate/s" "$ns" "$since"
@@ -580,6 +607,7 @@ dispatch_tracked() {
     zero
     log "$MODE: $N_TRACKED jobs at $RATE_TRACKED/s with $1 tracked"
     local since
+    queue_snapshot
     since=$(utc_now)
     timed_rcb "m_tracked_$1_" "m_tracked_$1_bed_stall_s" --ns bench --no-floor latency "$N_TRACKED" "$RATE_TRACKED"
     timeline "$N_TRACKED jobs at $RATE_TRACKED/s with $1 tracked" bench "$since"

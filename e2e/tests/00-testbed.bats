@@ -82,7 +82,7 @@ YAML
         [ "$(k "$c" get nodes -l type=kwok -o name | wc -l)" -ge 2 ]
         run k "$c" get nodes -l type=kwok -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status} {.status.allocatable.nvidia\.com/gpu}{"\n"}{end}'
         [ "$status" -eq 0 ]
-        ! echo "$output" | grep -v '^True 4$'
+        ! echo "$output" | grep -v '^True 4$' || false
     done
 }
 

@@ -330,5 +330,5 @@ schema_has() {
         schema_has "$kind" "$version" "$path" || { echo "$kind $version: no $path" >&2; return 1; }
     done <<<"$JOB_KINDS"
     # and a path that does not exist is told apart
-    ! schema_has JobSet jobset.x-k8s.io/v1alpha2 spec.noSuchField
+    ! schema_has JobSet jobset.x-k8s.io/v1alpha2 spec.noSuchField || false
 }

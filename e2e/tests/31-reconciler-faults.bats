@@ -107,7 +107,7 @@ teardown() {
     sed -e "s#client-certificate-data: .*#client-certificate-data: $(base64 -w0 <"$d/rotated.crt")#" \
         -e "s#client-key-data: .*#client-key-data: $(base64 -w0 <"$d/rotated.key")#" \
         "$MKUEUE_E2E_DIR/kubeconfig/worker-1.yaml" >"$d/kubeconfig.yaml"
-    ! cmp -s "$d/kubeconfig.yaml" "$MKUEUE_E2E_DIR/kubeconfig/worker-1.yaml"
+    ! cmp -s "$d/kubeconfig.yaml" "$MKUEUE_E2E_DIR/kubeconfig/worker-1.yaml" || false
     rc_secret worker-1 "$d/kubeconfig.yaml"
     eventually 20 grep -q '"kubeconfig changed, reconnecting","logger":"clusters","cluster":"worker-1"' \
         "$MKUEUE_E2E_DIR/logs/rc-faults.log"

@@ -63,7 +63,7 @@ dispatched() {
     [ "$(remote "$c" "$res" "$name" '{.metadata.labels.kueue\.x-k8s\.io/multikueue-origin}')" = multikueue ]
     [ "$(remote "$c" "$res" "$name" '{.metadata.labels.kueue\.x-k8s\.io/prebuilt-workload-name}')" = "$(rc_wl_name "$NS" "$name")" ]
     eventually 10 is_eq "" rc_remote_wls "$other" "$NS"
-    ! k "$other" -n "$NS" get "$res" "$name" >/dev/null 2>&1
+    ! k "$other" -n "$NS" get "$res" "$name" >/dev/null 2>&1 || false
     # the manager's copy keeps managedBy: it never runs there
     [ "$(jp manager -n "$NS" "$res" "$name" -o jsonpath="{$mb}")" = kueue.x-k8s.io/multikueue ]
 }

@@ -64,7 +64,7 @@ secret_key() { km -n "$1" get secret "$2" -o json | jq -r --arg k "$3" '.data[$k
     # Pod and StatefulSet are dispatched (Kueue's names); a Deployment only through its pods
     km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -qx -- '- pod'
     km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -qx -- '- statefulset'
-    ! km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q deployment
+    ! km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q deployment || false
     # scope: validation only for labelled objects, pod-based kinds only in opted-in namespaces
     km get validatingwebhookconfiguration "$REL-mkueue-validating" -o json | jq -e 'all(.webhooks[];
         .objectSelector.matchExpressions == [{key: "kueue.x-k8s.io/queue-name", operator: "Exists"}])'
@@ -158,14 +158,15 @@ secret_key() { km -n "$1" get secret "$2" -o json | jq -r --arg k "$3" '.data[$k
         and .rules[0].resources != ["pods"] and .rules[0].resources != ["jobsets"])'
     km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q '^dispatcher: Incremental$'
     after=$(km -n "$KNS" get deploy "$REL-mkueue-reconciler" -o jsonpath='{.spec.template.metadata.annotations.checksum/config}')
-    [ -n "$before" ] && [ "$before" != "$after" ]
+    [ -n "$before" ]
+    [ "$before" != "$after" ]
     [ "$(km -n "$KNS" get deploy "$REL-mkueue-webhook" -o jsonpath='{.spec.replicas}')" = 3 ]
     [ "$(secret_key "$KNS" "$REL-mkueue-webhook-tls" ca.crt)" = "$ca" ]
     # the stored CA is rendered into every entry (lookup), including re-created ones
     mwc_json "$REL-mkueue-mutating" | jq -e --arg ca "$ca" 'all(.webhooks[]; .clientConfig.caBundle == $ca)'
     # JobSet left the reconciler's integrations and RBAC
-    ! km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q jobset
-    ! km get clusterrole "$REL-mkueue-reconciler" -o json | jq -e '.rules[] | select(.resources | index("jobsets"))'
+    ! km -n "$KNS" get cm "$REL-mkueue-reconciler" -o jsonpath='{.data.config\.yaml}' | grep -q jobset || false
+    ! km get clusterrole "$REL-mkueue-reconciler" -o json | jq -e '.rules[] | select(.resources | index("jobsets"))' || false
 }
 
 @test "helm uninstall leaves nothing but the CRDs" {
@@ -239,7 +240,8 @@ bundles_match() {
     sec="${REL}c-mkueue-webhook-tls"
     old_ca=$(secret_key "$CNS" "$sec" ca.crt)
     old_crt=$(secret_key "$CNS" "$sec" tls.crt)
-    [ -n "$old_ca" ] && [ -n "$old_crt" ]
+    [ -n "$old_ca" ]
+    [ -n "$old_crt" ]
     stop_component mk40-webhook
     # the CA has 30 days left, under the 60-day renewal threshold: a new CA
     # goes first in the bundle, the serving cert moves to it after 3 s

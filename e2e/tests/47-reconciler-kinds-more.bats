@@ -106,7 +106,7 @@ dispatched() {
     eq "" "$(on "$c" "$1" "$2" '{.spec.managedBy}')"
     eq "$(rc_wl_name "$NS" "$2")" "$(on "$c" "$1" "$2" '{.metadata.labels.kueue\.x-k8s\.io/prebuilt-workload-name}')"
     eventually 20 is_eq "" rc_remote_wls "$other" "$NS"
-    ! k "$other" -n "$NS" get "$1" "$2" >/dev/null 2>&1
+    ! k "$other" -n "$NS" get "$1" "$2" >/dev/null 2>&1 || false
     # the manager's copy keeps managedBy: it never runs there
     eq kueue.x-k8s.io/multikueue "$(on manager "$1" "$2" '{.spec.managedBy}')"
 }

@@ -32,7 +32,7 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
     for p in $pids; do ! kill -0 "$p" 2>/dev/null; done
     for port in $MKUEUE_ETCD_PORT $((MKUEUE_ETCD_PORT + 1)) $MKUEUE_MANAGER_PORT $MKUEUE_WORKER1_PORT \
         $MKUEUE_WORKER2_PORT $((MKUEUE_PORT_BASE + 11)) $((MKUEUE_PORT_BASE + 12)); do
-        ! port_open "$port"
+        ! port_open "$port" || false
     done
     [ ! -e "$MKUEUE_E2E_DIR/pids" ]
 }

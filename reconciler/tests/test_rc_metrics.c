@@ -6,7 +6,9 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../rc_metrics.h"
 #include "buf.h"
@@ -61,10 +63,76 @@ static void test_metrics_endpoint(void **state)
     rc_metrics_free(&m);
 }
 
+static double value_of(struct mt_family *f, const char *kind)
+{
+    const char *v[] = {kind, kind, ""};
+    double d = -1;
+    assert_int_equal(mt_value(f, v, &d), 0);
+    return d;
+}
+
+/* A work queue wired as main.c wires its two: client-go's workqueue_*
+ * series by kind of key, in the text a dashboard reads. */
+static void test_queue_metrics(void **state)
+{
+    (void)state;
+    struct rc_metrics m;
+    assert_int_equal(rc_metrics_init(&m), 0);
+    struct wq_observer o;
+    rc_metrics_queue_observer(&m, &o);
+    struct wq_options qo = {.base_delay_ms = 10, .observer = &o};
+    struct wq *q = wq_new(&qo);
+    assert_non_null(q);
+    assert_int_equal(value_of(m.wq_depth, "quota"), 0); /* every kind from the start */
+    wq_add(q, "w/ns/a");
+    wq_add(q, "w/ns/a");
+    wq_add(q, "w/ns/b");
+    wq_add(q, "q/cq");
+    assert_int_equal(value_of(m.wq_adds, "workload"), 2);
+    assert_int_equal(value_of(m.wq_depth, "workload"), 2);
+    assert_int_equal(value_of(m.wq_depth, "quota"), 1);
+    usleep(20000);
+    char *k = NULL;
+    assert_int_equal(wq_get_timeout(q, &k, 1000), 0);
+    assert_string_equal(k, "w/ns/a");
+    assert_int_equal(value_of(m.wq_depth, "workload"), 1);
+    usleep(30000);
+    struct wq *const queues[] = {q, NULL};
+    rc_metrics_queue_progress(&m, queues, 2);
+    assert_true(value_of(m.wq_longest, "workload") >= 0.03);
+    assert_true(value_of(m.wq_unfinished, "workload") >= 0.03);
+    assert_true(value_of(m.wq_longest, "quota") == 0);
+    wq_add_rate_limited(q, k);
+    wq_done(q, k);
+    free(k);
+    rc_metrics_queue_progress(&m, queues, 2);
+    assert_true(value_of(m.wq_longest, "workload") == 0);
+    assert_int_equal(value_of(m.wq_retries, "workload"), 1);
+    struct buf b;
+    buf_init(&b, BUF_CAP_METRICS);
+    assert_int_equal(mt_render(m.reg, &b), 0);
+    const char *text = buf_cstr(&b);
+    /* waited 20 ms or more: not in the 10 ms bucket, in the 100 ms one */
+    assert_non_null(strstr(text, "workqueue_queue_duration_seconds_bucket{name=\"workload\","
+                                 "controller=\"workload\",le=\"0.01\"} 0"));
+    assert_non_null(strstr(text, "workqueue_queue_duration_seconds_bucket{name=\"workload\","
+                                 "controller=\"workload\",le=\"0.1\"} 1"));
+    assert_non_null(strstr(text, "workqueue_work_duration_seconds_count{name=\"workload\","
+                                 "controller=\"workload\"} 1"));
+    assert_non_null(strstr(text, "workqueue_depth{name=\"job\",controller=\"job\","
+                                 "priority=\"\"} 0"));
+    assert_non_null(strstr(text, "workqueue_retries_total{name=\"workload\","
+                                 "controller=\"workload\"} 1"));
+    buf_free(&b);
+    wq_free(q);
+    rc_metrics_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_metrics_endpoint),
+        cmocka_unit_test(test_queue_metrics),
     };
     return cmocka_run_group_tests_name("rc_metrics", tests, NULL, NULL);
 }
