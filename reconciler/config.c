@@ -54,7 +54,7 @@ void rc_config_defaults(struct rc_config *c)
     c->worker_qps = 50;
     c->worker_burst = 100;
     c->worker_timeout_ms = 15000;
-    c->workers = 4;
+    c->workers = 8;
     c->log_level = LOG_INFO;
     snprintf(c->metrics_addr, sizeof(c->metrics_addr), ":8080");
     snprintf(c->kubeconfig_dir, sizeof(c->kubeconfig_dir), "/etc/multikueue/kubeconfigs");

@@ -275,7 +275,7 @@ reconciler() {
     # shellcheck disable=SC2086
     start reconciler "$ROOT/bin/mkueue-reconciler" --kubeconfig "$MKUEUE_E2E_DIR/kubeconfig/$1.yaml" \
         --mode "$2" --leader-elect=false --metrics-addr "127.0.0.1:$RC_PORT" --log-level "$RC_LOG" \
-        --integrations batch/job --workers 4 --qps 50 --burst 100 --worker-qps 50 --worker-burst 100 \
+        --integrations batch/job --workers 8 --qps 50 --burst 100 --worker-qps 50 --worker-burst 100 \
         ${BENCH_RC_FLAGS:-}
     wait_until 60 "mkueue-reconciler ready" curl -sf "http://127.0.0.1:$RC_PORT/readyz"
 }
