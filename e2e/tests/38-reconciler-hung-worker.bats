@@ -68,4 +68,11 @@ job_complete() {
     done
     # the hung worker's calls are still held: nothing was answered meanwhile
     eq "" "$(rc_remote_wls "$HUNG" "$NS")"
+    # and the threads they hold show as stuck work, as client-go reports it:
+    # a Workload's reconcile running for seconds (9 s here; one takes
+    # milliseconds), and several of them (3 here: the sum is 3 times it)
+    local wl='{name="workload",controller="workload"}' longest unfinished
+    longest=$(rc_metric "$PORT" "workqueue_longest_running_processor_seconds$wl")
+    unfinished=$(rc_metric "$PORT" "workqueue_unfinished_work_seconds$wl")
+    awk -v l="${longest:-0}" -v u="${unfinished:-0}" 'BEGIN { exit !(l >= 2 && u >= 2 * l) }'
 }
