@@ -154,7 +154,7 @@ STATUS_BANNED := \bsnprintf\(([a-z_]+->)?err, ([a-z_]+->)?errlen\b|\berrf\([^,]+
 # tests, fuzz targets and benchmarks: exempt from the product-only rules
 TEST_C_FILES = $(shell printf '%s\n' $(C_FILES) | grep -E '/(tests|fuzz|bench)/')
 C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find common webhook reconciler -name '*.[ch]')
-BATS_FILES  := $(shell git ls-files 'e2e/tests/*.bats' 2>/dev/null)
+BATS_FILES  := $(shell git ls-files 'e2e/tests/*.bats' 2>/dev/null || find e2e/tests -name '*.bats')
 lint: deps
 	@echo "lint: clang-format"; clang-format --dry-run --Werror $(C_FILES)
 	@echo "lint: banned functions"; ! grep -nE '\b($(BANNED_FUNCS))[[:space:]]*\(' $(C_FILES) || \

@@ -1266,7 +1266,7 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
             rc = wl_status(x, &cur, a->patch);
             h->status_written |= rc == 0;
             /* the choice of a worker, a step of the bench's timeline */
-            const char *won = json_string_value(json_object_get(a->patch, "clusterName"));
+            const char *won = jx_str(a->patch, "clusterName");
             if (rc == 0 && won)
                 LOG_I(LG, "cluster name written", "workload", key, "cluster", won);
             break;

@@ -24,26 +24,27 @@ static const double lag_buckets[] = {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60};
 static const double wq_buckets[] = {1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3,
                                     1e-2, 1e-1, 1,    10,   100,  1000};
 
-static const char key_prefixes[] = "wjqacg";
-#define RC_KEY_KINDS (sizeof(key_prefixes) - 1)
+/* The work queues' kinds of key: prefix and label, "other" past them. */
+static const struct {
+    char prefix;
+    const char *name;
+} key_kinds[] = {{'w', "workload"},       {'j', "job"},     {'q', "quota"},
+                 {'a', "admissioncheck"}, {'c', "cluster"}, {'g', "gc"}};
+#define RC_KEY_KINDS (sizeof(key_kinds) / sizeof(key_kinds[0]))
 
-const char *rc_key_kind(char c)
+/* key_kinds' index of prefix, RC_KEY_KINDS for "other" */
+static size_t key_kind_index(char prefix)
 {
-    switch (c) {
-    case 'w':
-        return "workload";
-    case 'j':
-        return "job";
-    case 'q':
-        return "quota";
-    case 'a':
-        return "admissioncheck";
-    case 'c':
-        return "cluster";
-    case 'g':
-        return "gc";
-    }
-    return "other";
+    size_t i = 0;
+    while (i < RC_KEY_KINDS && key_kinds[i].prefix != prefix)
+        i++;
+    return i;
+}
+
+const char *rc_key_kind(char prefix)
+{
+    size_t i = key_kind_index(prefix);
+    return i < RC_KEY_KINDS ? key_kinds[i].name : "other";
 }
 
 /* client-go's workqueue metrics as controller-runtime registers them: name
@@ -79,7 +80,7 @@ static int register_queue_families(struct rc_metrics *m)
         return -1;
     /* every kind's series from the start, at 0, as client-go's queues have */
     for (size_t i = 0; i < RC_KEY_KINDS; i++) {
-        const char *k = rc_key_kind(key_prefixes[i]);
+        const char *k = key_kinds[i].name;
         const char *v[] = {k, k, ""};
         mt_add(m->wq_depth, v, 0);
         mt_inc(m->wq_adds, v, 0);
@@ -136,8 +137,7 @@ struct progress {
 static void add_progress(void *ud, const char *key, double s)
 {
     struct progress *p = ud;
-    const char *at = key[0] ? strchr(key_prefixes, key[0]) : NULL;
-    size_t i = at ? (size_t)(at - key_prefixes) : RC_KEY_KINDS;
+    size_t i = key_kind_index(key[0]);
     p->sum[i] += s;
     if (s > p->longest[i])
         p->longest[i] = s;
@@ -150,7 +150,7 @@ void rc_metrics_queue_progress(struct rc_metrics *m, struct wq *const queues[], 
         if (queues[i])
             wq_foreach_processing(queues[i], add_progress, &p);
     for (size_t i = 0; i < RC_KEY_KINDS; i++) {
-        const char *k = rc_key_kind(key_prefixes[i]);
+        const char *k = key_kinds[i].name;
         const char *v[] = {k, k};
         mt_set(m->wq_unfinished, v, p.sum[i]);
         mt_set(m->wq_longest, v, p.longest[i]);

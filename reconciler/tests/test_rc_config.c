@@ -50,6 +50,8 @@ static void test_defaults_are_kueues(void **state)
     assert_int_equal(c.mode, RC_MODE_STANDALONE);
     assert_int_equal(c.leader_elect, 1);
     assert_int_equal(c.data_aware, 1);
+    /* not Kueue's: 8 reconcile threads (docs/performance.md, session 26) */
+    assert_int_equal(c.workers, 8);
     assert_int_equal(rc_config_validate(&c, err, sizeof(err)), 0);
     /* every managedBy kind of the registry, Pod, StatefulSet (Kueue's
      * names "pod", "statefulset") and LeaderWorkerSet, not Deployment */
