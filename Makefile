@@ -32,7 +32,7 @@ TEST_SUPPORT:= $(sort $(wildcard common/tests/support/*.c))
 # the reconciler's test fixtures: linked into the unit tests only (the
 # webhook benchmark links TEST_SUPPORT without the reconciler)
 RC_TEST_SUPPORT:= $(sort $(wildcard reconciler/tests/support/*.c))
-FUZZ_SRC    := $(sort $(wildcard common/fuzz/fuzz_*.c webhook/fuzz/fuzz_*.c))
+FUZZ_SRC    := $(sort $(wildcard common/fuzz/fuzz_*.c webhook/fuzz/fuzz_*.c reconciler/fuzz/fuzz_*.c))
 WEBHOOK_SRC := $(sort $(filter-out webhook/main.c,$(wildcard webhook/*.c)))
 RECON_SRC   := $(sort $(filter-out reconciler/main.c,$(wildcard reconciler/*.c)))
 
@@ -48,13 +48,13 @@ PLUGIN_DIR ?= $(or $(patsubst %/,%,$(dir $(shell command -v kubectl 2>/dev/null)
 install-plugin:
 	install -m 0755 plugin/kubectl-mkueue $(PLUGIN_DIR)/kubectl-mkueue
 
-.PHONY: all deps build testbed unit unit-asan lint fuzz test e2e e2e-asan e2e-up e2e-down demo bench clean help format
+.PHONY: all deps build testbed unit unit-asan lint fuzz fuzz-ci test e2e e2e-asan e2e-up e2e-down demo bench clean help format
 
 all: deps build
 
 help:
 	@echo "make            build libmkueue.a and bin/mkueue-{webhook,reconciler}"
-	@echo "make test       lint + unit tests (plain and ASan/UBSan) + e2e on real apiservers"
+	@echo "make test       lint + unit tests (plain and ASan/UBSan) + fuzzing (10 s a target) + e2e on real apiservers"
 	@echo "make demo       local clusters, mkueue installed, a job dispatched across clusters"
 	@echo "make unit       unit tests;  make unit-asan  the same under ASan+UBSan"
 	@echo "make fuzz       libFuzzer targets, bounded time each (FUZZ_SECONDS=$(FUZZ_SECONDS))"
@@ -129,6 +129,8 @@ unit-asan: deps asan-bins
 
 # ---- fuzzing --------------------------------------------------------------
 FUZZ_SECONDS ?= 20
+# extra libFuzzer flags; `make test` fixes the seed so a CI run is repeatable
+FUZZ_ARGS    ?=
 FUZZ_CFLAGS  := $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Icommon \
                 $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 $(BUILD)/fuzz/%: %.c $(COMMON_SRC)
@@ -140,7 +142,7 @@ fuzz: deps $(FUZZ_SRC:%.c=$(BUILD)/fuzz/%)
 	  name=$$(basename $$f); corpus=$(BUILD)/fuzz-corpus/$$name; mkdir -p $$corpus; \
 	  seeds=$$(dirname $$f)/corpus/$$name; [ -d $$seeds ] || seeds=; \
 	  echo "fuzz: $$name for $(FUZZ_SECONDS)s"; \
-	  $(BUILD)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
+	  $(BUILD)/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 $(FUZZ_ARGS) \
 	    $$corpus $$seeds 2>&1 | grep -E 'stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|^Done' ; \
 	  test $${PIPESTATUS[0]} -eq 0; \
 	done
@@ -224,7 +226,11 @@ E2E_ASAN_TESTS ?= e2e/tests/20-webhook.bats e2e/tests/30-reconciler-job.bats \
 demo: deps build
 	e2e/demo.sh
 
-test: deps lint build unit unit-asan chart-test image-check e2e e2e-asan
+test: deps lint build unit unit-asan fuzz-ci chart-test image-check e2e e2e-asan
+
+# every libFuzzer target for 10 s from its seeds, with a fixed seed
+fuzz-ci:
+	$(MAKE) fuzz FUZZ_SECONDS=10 FUZZ_ARGS=-seed=1
 
 clean:
 	rm -rf $(BUILD) bin
@@ -240,6 +246,10 @@ DEB_PKGS += libgnutls28-dev
 $(BUILD)/fuzz/webhook/fuzz/%: webhook/fuzz/%.c $(COMMON_SRC) $(WEBHOOK_SRC)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -DMKUEUE_VERSION='"$(VERSION)"' -Iwebhook -o $@ $^ $(LIBS)
+
+$(BUILD)/fuzz/reconciler/fuzz/%: reconciler/fuzz/%.c $(COMMON_SRC) $(RECON_SRC)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -DMKUEUE_VERSION='"$(VERSION)"' -Ireconciler -o $@ $^ $(LIBS)
 
 $(BUILD)/wh-bench: webhook/bench/wh_bench.c $(WEBHOOK_SRC:%.c=$(BUILD)/obj/%.o) \
 		$(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o) $(BUILD)/libmkueue.a
