@@ -848,9 +848,9 @@ static json_t *data_aware(const struct rc_obs *o, struct rc_plan *p)
     if (!lacking)
         return json_incref(o->nominated);
     char msg[RC_WHY_MAX];
-    size_t len = (size_t)snprintf(msg, sizeof(msg), "%s",
-                                  full ? "Not nominated, lacking what the job references: "
-                                       : "No worker has every object the job references: ");
+    size_t len = rc_why_fmt(msg, sizeof(msg), "%s",
+                            full ? "Not nominated, lacking what the job references: "
+                                 : "No worker has every object the job references: ");
     json_t *out = json_array();
     size_t i;
     json_t *n;
@@ -862,15 +862,14 @@ static json_t *data_aware(const struct rc_obs *o, struct rc_plan *p)
             if (o->remotes[j].in_config && strcmp(o->remotes[j].cluster, json_string_value(n)) == 0)
                 rr = &o->remotes[j];
         int lacks = rr && rr->available && rr->lacks > 0;
-        if (lacks && len < sizeof(msg))
-            len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s%s: %s", told++ ? "; " : "",
-                                    rr->cluster, rr->lacks_what ? rr->lacks_what : "?");
+        if (lacks)
+            rc_why_appendf(msg, sizeof(msg), &len, "%s%s: %s", told++ ? "; " : "", rr->cluster,
+                           rr->lacks_what ? rr->lacks_what : "?");
         if (out && (!full || !lacks))
             json_array_append(out, n);
     }
-    if (!full && len < sizeof(msg))
-        snprintf(msg + len, sizeof(msg) - len, "; dispatched as usual");
-    rc_why_truncate(msg, sizeof(msg));
+    if (!full)
+        rc_why_appendf(msg, sizeof(msg), &len, "; dispatched as usual");
     data_event(p, full ? "Normal" : "Warning", msg);
     return out;
 }

@@ -341,11 +341,10 @@ static void observe_lacks(struct rc_ctx *x, struct held *h, size_t n, struct mkc
         struct kcache *cache = mkcs_conn_cache(c, (size_t)x->refs_watch + (size_t)f->kind);
         if (mk_ref_present(cache, ns, f->name) != 0)
             continue;
-        if (r->lacks++ == 0 || len < RC_WHY_ENTRY_MAX)
-            len += (size_t)snprintf(out + len, RC_WHY_ENTRY_MAX - len, "%s%s %s/%s",
-                                    len ? ", " : "", mk_ref_kind_name(f->kind), ns, f->name);
+        r->lacks++;
+        rc_why_appendf(out, RC_WHY_ENTRY_MAX, &len, "%s%s %s/%s", len ? ", " : "",
+                       mk_ref_kind_name(f->kind), ns, f->name);
     }
-    rc_why_truncate(out, RC_WHY_ENTRY_MAX);
     r->lacks_what = r->lacks ? out : NULL;
 }
 

@@ -1,5 +1,6 @@
 #include "placement.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,21 @@ static int starting(const char *reason)
            strcmp(reason, "PodInitializing") == 0;
 }
 
+/* A reason a condition may carry (metav1.Condition's schema, which the API
+ * server enforces): a letter, then letters, digits, '_', ',' or ':', not
+ * ending in ',' or ':', at most 1024 bytes. A kubelet's reasons are; a
+ * worker's pods may say anything. */
+static int cond_reason(const char *r)
+{
+    size_t n = strlen(r);
+    if (n == 0 || n > 1024 || !isalpha((unsigned char)r[0]) || r[n - 1] == ',' || r[n - 1] == ':')
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if (!isalnum((unsigned char)r[i]) && !strchr("_,:", r[i]))
+            return 0;
+    return 1;
+}
+
 /* The reasons a kubelet gives for an image it cannot pull. */
 static int pull_reason(const char *r)
 {
@@ -24,18 +40,21 @@ static int pull_reason(const char *r)
 
 static void count(struct rc_place_sum *s, const char *reason, const char *detail)
 {
+    /* compared as kept: two pods of one long scheduler message are one group */
+    char r[sizeof(s->g[0].reason)], d[sizeof(s->g[0].detail)];
+    rc_why_fmt(r, sizeof(r), "%s", reason);
+    rc_why_fmt(d, sizeof(d), "%s", detail);
     size_t i;
     for (i = 0; i < s->n; i++)
-        if (strcmp(s->g[i].reason, reason) == 0 && strcmp(s->g[i].detail, detail) == 0)
+        if (strcmp(s->g[i].reason, r) == 0 && strcmp(s->g[i].detail, d) == 0)
             break;
     if (i == s->n) {
         if (s->n == RC_PLACE_MAX_GROUPS) {
             s->other++;
             return;
         }
-        snprintf(s->g[i].reason, sizeof(s->g[i].reason), "%s", reason);
-        snprintf(s->g[i].detail, sizeof(s->g[i].detail), "%s", detail);
-        rc_why_truncate(s->g[i].detail, sizeof(s->g[i].detail));
+        memcpy(s->g[i].reason, r, sizeof(r));
+        memcpy(s->g[i].detail, d, sizeof(d));
         s->n++;
     }
     s->g[i].pods++;
@@ -102,14 +121,14 @@ void rc_place_group_msg(const char *cluster, const struct rc_place_sum *s, size_
 {
     const struct rc_place_group *g = &s->g[i];
     if (strcmp(g->reason, "Unschedulable") == 0)
-        snprintf(out, cap, "%s: %d/%d pods Pending: %s", cluster, g->pods, s->total,
-                 *g->detail ? g->detail : "unschedulable");
+        rc_why_fmt(out, cap, "%s: %d/%d pods Pending: %s", cluster, g->pods, s->total,
+                   *g->detail ? g->detail : "unschedulable");
     else if (pull_reason(g->reason))
-        snprintf(out, cap, "%s: %s for %s (%d/%d pods)", cluster, g->reason, g->detail, g->pods,
-                 s->total);
+        rc_why_fmt(out, cap, "%s: %s for %s (%d/%d pods)", cluster, g->reason, g->detail, g->pods,
+                   s->total);
     else
-        snprintf(out, cap, "%s: %d/%d pods %s%s%s", cluster, g->pods, s->total, g->reason,
-                 *g->detail ? ": " : "", g->detail);
+        rc_why_fmt(out, cap, "%s: %d/%d pods %s%s%s", cluster, g->pods, s->total, g->reason,
+                   *g->detail ? ": " : "", g->detail);
 }
 
 int rc_place_decide(const json_t *wl, const char *cluster, const struct rc_place_sum *s,
@@ -124,19 +143,15 @@ int rc_place_decide(const json_t *wl, const char *cluster, const struct rc_place
         msg[0] = '\0';
         for (size_t i = 0; i < s->n; i++) {
             struct rc_place_ev *e = &out->ev[out->nev++];
-            snprintf(e->reason, sizeof(e->reason), "%s", s->g[i].reason);
+            rc_why_fmt(e->reason, sizeof(e->reason), "%s", s->g[i].reason);
             rc_place_group_msg(cluster, s, i, e->message, sizeof(e->message));
-            rc_why_truncate(e->message, sizeof(e->message));
-            if (len < sizeof(msg))
-                len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s%s", i ? "; " : "",
-                                        e->message);
+            rc_why_appendf(msg, sizeof(msg), &len, "%s%s", i ? "; " : "", e->message);
         }
-        if (s->other && len < sizeof(msg))
-            snprintf(msg + len, sizeof(msg) - len, "; %s: %d more pods held back", cluster,
-                     s->other);
-        rc_why_truncate(msg, sizeof(msg));
+        if (s->other)
+            rc_why_appendf(msg, sizeof(msg), &len, "; %s: %d more pods held back", cluster,
+                           s->other);
         status = "False";
-        reason = s->g[0].reason;
+        reason = cond_reason(s->g[0].reason) ? s->g[0].reason : RC_PLACE_WAITING_REASON;
     } else {
         const char *cs = jx_str(cur, "status");
         if (!cs || strcmp(cs, "False") != 0) /* nothing said yet, or said already */

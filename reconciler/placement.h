@@ -18,11 +18,14 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#define RC_PLACE_COND       "Placement"
-#define RC_PLACE_OK_REASON  "PodsStarted"
-#define RC_PLACE_MAX_GROUPS 4   /* reasons told; more are counted as "other" */
-#define RC_PLACE_DETAIL_MAX 320 /* a scheduler message or an image, cut */
-#define RC_PLACE_MSG_MAX    1024
+#define RC_PLACE_COND      "Placement"
+#define RC_PLACE_OK_REASON "PodsStarted"
+/* the condition's reason when the largest group's is none a condition may
+ * carry (a worker's pods may report any text; the message keeps it) */
+#define RC_PLACE_WAITING_REASON "ContainersWaiting"
+#define RC_PLACE_MAX_GROUPS     4   /* reasons told; more are counted as "other" */
+#define RC_PLACE_DETAIL_MAX     320 /* a scheduler message or an image, cut */
+#define RC_PLACE_MSG_MAX        1024
 
 struct rc_place_group {
     char reason[64];                  /* "Unschedulable", "ImagePullBackOff", ... */
@@ -68,7 +71,8 @@ struct rc_place_plan {
 };
 
 /* The plan for manager Workload wl whose job runs on cluster. Placement is
- * False (reason: the largest group's; message: every group's text, "; ")
+ * False (reason: the largest group's, when a condition may carry it;
+ * message: every group's text, "; ", cut with " ..." to RC_WHY_MAX)
  * while a pod is held back, True (RC_PLACE_OK_REASON) once none is after it
  * was False. Returns 0, -1 on allocation failure. */
 int rc_place_decide(const json_t *wl, const char *cluster, const struct rc_place_sum *s,

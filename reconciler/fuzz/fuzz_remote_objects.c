@@ -25,9 +25,34 @@
 #include "pack.h"
 #include "placement.h"
 #include "specdiff.h"
+#include "why.h"
 #include "wlstatus.h"
 
 #define NOW "2024-01-01T01:00:00Z"
+
+/* Text that goes into an Event or a condition must stay UTF-8 when cut
+ * to its buffer (jansson, like the API server, refuses anything else). */
+static int valid_text(const char *s)
+{
+    json_t *j = json_string(s);
+    json_decref(j);
+    return j != NULL;
+}
+
+/* metav1.Condition's reason pattern, ^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$,
+ * at most 1024 bytes: the API server refuses a status holding another. */
+static int condition_reason(const char *r)
+{
+    static const char tail[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+    size_t n = r ? strlen(r) : 0;
+    if (n == 0 || n > 1024 || !strchr(tail, r[0]) || (r[0] >= '0' && r[0] <= '9') || r[0] == '_' ||
+        !strchr(tail, r[n - 1]))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strchr(tail, r[i]) && r[i] != ',' && r[i] != ':')
+            return 0;
+    return 1;
+}
 
 static void check_pack(const json_t *v)
 {
@@ -127,7 +152,8 @@ static void check_placement(const json_t *v, const json_t *mgr)
             strnlen(s.g[i].detail, RC_PLACE_DETAIL_MAX) == RC_PLACE_DETAIL_MAX)
             abort();
         rc_place_group_msg("worker-1", &s, i, msg, sizeof(msg));
-        if (strnlen(msg, sizeof(msg)) == sizeof(msg))
+        if (strnlen(msg, sizeof(msg)) == sizeof(msg) || !valid_text(msg) ||
+            !valid_text(s.g[i].reason) || !valid_text(s.g[i].detail))
             abort();
     }
     if (held > s.total - s.started)
@@ -135,6 +161,14 @@ static void check_placement(const json_t *v, const json_t *mgr)
     struct rc_place_plan plan;
     if (rc_place_decide(mgr, "worker-1", &s, NOW, &plan) != 0 || plan.nev > s.n)
         abort();
+    for (size_t i = 0; i < plan.nev; i++)
+        if (!valid_text(plan.ev[i].message) || !valid_text(plan.ev[i].reason))
+            abort();
+    json_t *c = NULL;
+    for (size_t i = 0; (c = json_array_get(plan.conds, i)); i++)
+        if (!condition_reason(jx_str(c, "reason")) || !valid_text(jx_str(c, "message")) ||
+            strlen(jx_str(c, "message")) >= RC_WHY_MAX)
+            abort();
     rc_place_plan_clear(&plan);
     json_decref(pods);
 }
@@ -215,6 +249,8 @@ static void check_decide(const json_t *v, unsigned flags)
         }
         if ((a->type == RC_ACT_WL_STATUS || a->type == RC_ACT_LOCAL_JOB_STATUS) &&
             !json_is_object(a->patch))
+            abort();
+        if (!valid_text(a->message) || !valid_text(a->reason))
             abort();
     }
     rc_plan_clear(&plan);

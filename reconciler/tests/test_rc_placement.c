@@ -147,7 +147,8 @@ static void test_image_pull_and_mixed_reasons(void **state)
         pod_waiting("CreateContainerConfigError", "busybox", "configmap \"cfg\" not found"));
     struct rc_place_sum s;
     rc_place_summarise(pods, &s);
-    assert_int_equal(s.n, 2);
+    assert_int_equal(s.n, 2); /* the two of one long message: one group */
+    assert_int_equal(s.g[0].pods, 2);
     assert_string_equal(s.g[0].reason, "ImagePullBackOff");
     assert_int_equal(s.g[0].pods, 2); /* one group whatever the kubelet's message */
     char m[RC_PLACE_MSG_MAX];
@@ -202,6 +203,43 @@ static void test_many_reasons_are_bounded(void **state)
     rc_place_plan_clear(&p);
     json_decref(pods);
     json_decref(wl);
+}
+
+/* A worker's texts are cut on a character and marked; a reason no
+ * condition may carry gives the condition a fixed one, the texts keep it. */
+static void test_worker_texts_stay_writable(void **state)
+{
+    (void)state;
+    char e2[2 * RC_PLACE_DETAIL_MAX + 2] = "x"; /* 'x' then "é"s: a cut falls inside one */
+    for (size_t i = 1; i + 2 < sizeof(e2); i += 2)
+        memcpy(e2 + i, "\xc3\xa9", 3);
+    json_t *pods = json_array();
+    json_array_append_new(pods, pod_unschedulable(e2));
+    json_array_append_new(pods, pod_waiting("Odd reason.", "img", e2));
+    json_array_append_new(pods, pod_waiting("Odd reason.", "img", e2));
+    struct rc_place_sum s;
+    rc_place_summarise(pods, &s);
+    assert_int_equal(s.n, 2); /* the two of one long message: one group */
+    assert_int_equal(s.g[0].pods, 2);
+    for (size_t i = 0; i < s.n; i++) {
+        json_t *j = json_string(s.g[i].detail); /* NULL unless valid UTF-8 */
+        assert_non_null(j);
+        json_decref(j);
+        assert_true(strlen(s.g[i].detail) < RC_PLACE_DETAIL_MAX);
+    }
+    assert_string_equal(s.g[0].detail + strlen(s.g[0].detail) - 4, " ...");
+    json_t *wl = wl_new();
+    struct rc_place_plan p;
+    assert_int_equal(rc_place_decide(wl, "worker-1", &s, NOW, &p), 0);
+    assert_non_null(p.conds);
+    assert_int_equal(jx_set(wl, "status.conditions", json_incref(p.conds)), 0);
+    json_t *c = rc_cond_find(wl, RC_PLACE_COND);
+    assert_string_equal(jx_str(c, "reason"), RC_PLACE_WAITING_REASON);
+    assert_non_null(strstr(jx_str(c, "message"), "pods Odd reason.: x"));
+    assert_string_equal(p.ev[0].reason, "Odd reason."); /* the Event keeps the worker's word */
+    rc_place_plan_clear(&p);
+    json_decref(wl);
+    json_decref(pods);
 }
 
 static void test_selector_from_the_remote_job(void **state)
@@ -294,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_happy_path_writes_nothing),
         cmocka_unit_test(test_image_pull_and_mixed_reasons),
         cmocka_unit_test(test_many_reasons_are_bounded),
+        cmocka_unit_test(test_worker_texts_stay_writable),
         cmocka_unit_test(test_selector_from_the_remote_job),
         cmocka_unit_test(test_cut_keeps_what_the_summary_reads),
         cmocka_unit_test(test_events_limited_per_cluster_and_reason),
