@@ -245,3 +245,65 @@ void buf_utf8_sanitize(char *s, size_t size)
     buf_utf8_copy(s, size, tmp, len);
     free(tmp);
 }
+
+/* Ends s (a text cut to cap - 1 bytes or longer) with " ..." within cap. */
+static void mark_cut(char *s, size_t cap)
+{
+    static const char suffix[] = " ...";
+    if (cap < sizeof(suffix)) {
+        if (cap)
+            s[0] = '\0';
+        return;
+    }
+    size_t keep = cap - sizeof(suffix); /* room for the suffix and the NUL */
+    while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80)
+        keep--; /* s[keep] starts a character: cut before it */
+    memcpy(s + keep, suffix, sizeof(suffix));
+}
+
+void buf_cut(char *s, size_t cap)
+{
+    if (cap > 0 && strlen(s) >= cap)
+        mark_cut(s, cap);
+}
+
+static size_t vfmt(char *out, size_t cap, const char *fmt, va_list ap)
+{
+    if (cap == 0)
+        return 0;
+    int n = vsnprintf(out, cap, fmt, ap);
+    if (n < 0) {
+        out[0] = '\0';
+        return 0;
+    }
+    if ((size_t)n >= cap)
+        mark_cut(out, cap);
+    return strlen(out);
+}
+
+size_t buf_cut_fmt(char *out, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t n = vfmt(out, cap, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+void buf_cut_appendf(char *out, size_t cap, size_t *len, const char *fmt, ...)
+{
+    if (*len >= cap) /* a cut already marked */
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out + *len, cap - *len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        out[*len] = '\0';
+    else if ((size_t)n >= cap - *len) {
+        mark_cut(out, cap);
+        *len = cap;
+        return;
+    }
+    *len = strlen(out);
+}

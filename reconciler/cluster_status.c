@@ -28,7 +28,7 @@ int rc_reconcile_cluster(struct rc_ctx *x, const char *name)
     if (s.connected && rc_probe_unreachable_since(x->probe, name, perr, sizeof(perr))) {
         s.connected = 0;
         snprintf(s.reason, sizeof(s.reason), "ClientConnectionFailed");
-        snprintf(s.message, sizeof(s.message), "worker unreachable: %.400s", perr);
+        buf_cut_fmt(s.message, sizeof(s.message), "worker unreachable: %s", perr);
     }
     mt_set(x->metrics.connected, v, s.connected ? 1 : 0);
     if (s.connected)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "dispatchers.h"
 #include "jobsync.h"
 #include "jsonx.h"
@@ -120,8 +121,8 @@ static void add_event(struct rc_plan *p, const char *type, const char *reason, c
     if (!a)
         return;
     snprintf(a->etype, sizeof(a->etype), "%s", type);
-    snprintf(a->reason, sizeof(a->reason), "%s", reason);
-    snprintf(a->message, sizeof(a->message), "%s", msg);
+    buf_cut_fmt(a->reason, sizeof(a->reason), "%s", reason);
+    buf_cut_fmt(a->message, sizeof(a->message), "%s", msg);
 }
 
 static void requeue(struct rc_plan *p, long ms)
@@ -185,8 +186,8 @@ json_t *rc_retry_patch(const struct rc_obs *o, const char *msg)
     }
     /* standalone: we are Kueue, so the eviction happens in the same write */
     char evict[2048];
-    snprintf(evict, sizeof(evict), "Evicted due to AdmissionCheck in Retry state: \"%s\" (%s)",
-             o->check, msg);
+    buf_cut_fmt(evict, sizeof(evict), "Evicted due to AdmissionCheck in Retry state: \"%s\" (%s)",
+                o->check, msg);
     /* Kueue's resetChecksOnEviction: every check not Pending (ours is Retry) */
     json_t *retried =
         rc_checks_with(jx_get(o->wl, "status.admissionChecks"), o->check, "Retry", msg, o->now, 0);
@@ -291,9 +292,9 @@ static int deactivate_rejected(const struct rc_obs *o, struct rc_plan *p)
             add_status(p, c ? json_pack("{s:o}", "conditions", c) : NULL);
             const char *m = jx_str(rc_check_find(o->wl, o->check), "message");
             char ev[2048];
-            snprintf(ev, sizeof(ev),
-                     "Deactivating workload because AdmissionCheck for %s was Rejected: %s",
-                     o->check, m ? m : "");
+            buf_cut_fmt(ev, sizeof(ev),
+                        "Deactivating workload because AdmissionCheck for %s was Rejected: %s",
+                        o->check, m ? m : "");
             add_event(p, "Warning", "AdmissionCheckRejected", ev);
         }
         add(p, RC_ACT_WL_DEACTIVATE, -1);
@@ -306,9 +307,9 @@ static int deactivate_rejected(const struct rc_obs *o, struct rc_plan *p)
     const char *dtm = jx_str(dt, "message");
     char msg[2048];
     if (dtm)
-        snprintf(msg, sizeof(msg), "The workload is deactivated due to %s", dtm);
+        buf_cut_fmt(msg, sizeof(msg), "The workload is deactivated due to %s", dtm);
     else
-        snprintf(msg, sizeof(msg), "The workload is deactivated");
+        buf_cut_fmt(msg, sizeof(msg), "The workload is deactivated");
     const char *reason = dt && jx_str(dt, "reason") ? jx_str(dt, "reason") : NULL;
     char ereason[128];
     snprintf(ereason, sizeof(ereason), "Deactivated%s%s", reason ? "DueTo" : "",
@@ -439,7 +440,7 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
             struct rc_act *a = add(p, RC_ACT_DEACTIVATE_REMOTE, w);
             const char *m = jx_str(rc_cond_find(o->wl, "Evicted"), "message");
             if (a)
-                snprintf(a->message, sizeof(a->message), "Evicted on manager: %s", m ? m : "");
+                buf_cut_fmt(a->message, sizeof(a->message), "Evicted on manager: %s", m ? m : "");
         }
         if (win->job)
             add(p, RC_ACT_SYNC_JOB_STATUS, w);
@@ -452,7 +453,7 @@ static void winner_branch(const struct rc_obs *o, struct rc_plan *p, int w, cons
     if (strcmp(state, "Ready") != 0 && strcmp(state, "Retry") != 0 &&
         strcmp(state, "Rejected") != 0) {
         char msg[512];
-        snprintf(msg, sizeof(msg), "The workload got reservation on \"%s\"", win->cluster);
+        buf_cut_fmt(msg, sizeof(msg), "The workload got reservation on \"%s\"", win->cluster);
         json_t *patch = check_patch(o, "Ready", msg, 0);
         if (patch && o->mode == RC_MODE_STANDALONE) {
             /* Admitted = reserved and every check Ready */
@@ -505,7 +506,7 @@ static void drift_mark(struct rc_plan *p, int cluster, int value, const char *pa
     if (!a)
         return;
     a->value = value;
-    snprintf(a->message, sizeof(a->message), "%s", path ? path : "");
+    buf_cut_fmt(a->message, sizeof(a->message), "%s", path ? path : "");
 }
 
 /* Whether a status patch of the plan already writes admissionChecks: a
@@ -527,10 +528,10 @@ static void report_drift(const struct rc_obs *o, struct rc_plan *p, const struct
     if (d->cluster < 0 || plan_writes_checks(p))
         return;
     char msg[sizeof(p->acts[0].message)];
-    snprintf(msg, sizeof(msg),
-             "The copy on \"%s\" differs from this Workload after re-creation (%s); the "
-             "worker's Workload schema may be older than the manager's",
-             o->remotes[d->cluster].cluster, d->path);
+    buf_cut_fmt(msg, sizeof(msg),
+                "The copy on \"%s\" differs from this Workload after re-creation (%s); the "
+                "worker's Workload schema may be older than the manager's",
+                o->remotes[d->cluster].cluster, d->path);
     const char *cur = jx_str(rc_check_find(o->wl, o->check), "message");
     if (cur && strcmp(cur, msg) == 0)
         return;
@@ -590,10 +591,10 @@ static int manager_steps(const struct rc_obs *o, struct rc_plan *p)
         snprintf(p->step, sizeof(p->step), "no-adapter");
         char msg[512];
         if (o->owner_gvk)
-            snprintf(msg, sizeof(msg), "No multikueue adapter found for owner kind \"%s\"",
-                     o->owner_gvk);
+            buf_cut_fmt(msg, sizeof(msg), "No multikueue adapter found for owner kind \"%s\"",
+                        o->owner_gvk);
         else
-            snprintf(msg, sizeof(msg), "No multikueue adapter found");
+            buf_cut_fmt(msg, sizeof(msg), "No multikueue adapter found");
         if (deleting)
             cleanup(o, p, 1);
         else
@@ -617,9 +618,9 @@ static int manager_steps(const struct rc_obs *o, struct rc_plan *p)
         const char *path = strcmp(o->kind->kind, "MPIJob") == 0 ? "spec.runPolicy.managedBy"
                            : o->kind->external                  ? ".spec.managedBy"
                                                                 : "spec.managedBy";
-        snprintf(msg, sizeof(msg),
-                 "The owner is not managed by Kueue: Expecting %s to be \"%s\" not \"%s\"", path,
-                 MK_MANAGED_BY, v ? v : "");
+        buf_cut_fmt(msg, sizeof(msg),
+                    "The owner is not managed by Kueue: Expecting %s to be \"%s\" not \"%s\"", path,
+                    MK_MANAGED_BY, v ? v : "");
         reject(o, p, msg);
         return 1;
     }
@@ -848,9 +849,9 @@ static json_t *data_aware(const struct rc_obs *o, struct rc_plan *p)
     if (!lacking)
         return json_incref(o->nominated);
     char msg[RC_WHY_MAX];
-    size_t len = rc_why_fmt(msg, sizeof(msg), "%s",
-                            full ? "Not nominated, lacking what the job references: "
-                                 : "No worker has every object the job references: ");
+    size_t len = buf_cut_fmt(msg, sizeof(msg), "%s",
+                             full ? "Not nominated, lacking what the job references: "
+                                  : "No worker has every object the job references: ");
     json_t *out = json_array();
     size_t i;
     json_t *n;
@@ -863,13 +864,13 @@ static json_t *data_aware(const struct rc_obs *o, struct rc_plan *p)
                 rr = &o->remotes[j];
         int lacks = rr && rr->available && rr->lacks > 0;
         if (lacks)
-            rc_why_appendf(msg, sizeof(msg), &len, "%s%s: %s", told++ ? "; " : "", rr->cluster,
-                           rr->lacks_what ? rr->lacks_what : "?");
+            buf_cut_appendf(msg, sizeof(msg), &len, "%s%s: %s", told++ ? "; " : "", rr->cluster,
+                            rr->lacks_what ? rr->lacks_what : "?");
         if (out && (!full || !lacks))
             json_array_append(out, n);
     }
     if (!full)
-        rc_why_appendf(msg, sizeof(msg), &len, "; dispatched as usual");
+        buf_cut_appendf(msg, sizeof(msg), &len, "; dispatched as usual");
     data_event(p, full ? "Normal" : "Warning", msg);
     return out;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "clock.h"
 #include "decide.h"
 #include "dispatchers.h"
@@ -342,8 +343,8 @@ static void observe_lacks(struct rc_ctx *x, struct held *h, size_t n, struct mkc
         if (mk_ref_present(cache, ns, f->name) != 0)
             continue;
         r->lacks++;
-        rc_why_appendf(out, RC_WHY_ENTRY_MAX, &len, "%s%s %s/%s", len ? ", " : "",
-                       mk_ref_kind_name(f->kind), ns, f->name);
+        buf_cut_appendf(out, RC_WHY_ENTRY_MAX, &len, "%s%s %s/%s", len ? ", " : "",
+                        mk_ref_kind_name(f->kind), ns, f->name);
     }
     r->lacks_what = r->lacks ? out : NULL;
 }
@@ -726,7 +727,7 @@ static int create_remote(struct rc_ctx *x, struct held *h, int i, const struct k
     }
     if (!kc_is_already_exists(&st)) {
         remote_failed(x, &call->answered, cluster, "create", name, &st);
-        snprintf(call->err, sizeof(call->err), "%.*s", (int)sizeof(call->err) - 1, st.message);
+        buf_cut_fmt(call->err, sizeof(call->err), "%s", st.message);
         return -1;
     }
     json_t *cur = NULL;

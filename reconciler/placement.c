@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
 #include "jsonx.h"
 #include "kinds/kinds.h"
 #include "why.h"
@@ -42,8 +43,8 @@ static void count(struct rc_place_sum *s, const char *reason, const char *detail
 {
     /* compared as kept: two pods of one long scheduler message are one group */
     char r[sizeof(s->g[0].reason)], d[sizeof(s->g[0].detail)];
-    rc_why_fmt(r, sizeof(r), "%s", reason);
-    rc_why_fmt(d, sizeof(d), "%s", detail);
+    buf_cut_fmt(r, sizeof(r), "%s", reason);
+    buf_cut_fmt(d, sizeof(d), "%s", detail);
     size_t i;
     for (i = 0; i < s->n; i++)
         if (strcmp(s->g[i].reason, r) == 0 && strcmp(s->g[i].detail, d) == 0)
@@ -121,14 +122,14 @@ void rc_place_group_msg(const char *cluster, const struct rc_place_sum *s, size_
 {
     const struct rc_place_group *g = &s->g[i];
     if (strcmp(g->reason, "Unschedulable") == 0)
-        rc_why_fmt(out, cap, "%s: %d/%d pods Pending: %s", cluster, g->pods, s->total,
-                   *g->detail ? g->detail : "unschedulable");
+        buf_cut_fmt(out, cap, "%s: %d/%d pods Pending: %s", cluster, g->pods, s->total,
+                    *g->detail ? g->detail : "unschedulable");
     else if (pull_reason(g->reason))
-        rc_why_fmt(out, cap, "%s: %s for %s (%d/%d pods)", cluster, g->reason, g->detail, g->pods,
-                   s->total);
+        buf_cut_fmt(out, cap, "%s: %s for %s (%d/%d pods)", cluster, g->reason, g->detail, g->pods,
+                    s->total);
     else
-        rc_why_fmt(out, cap, "%s: %d/%d pods %s%s%s", cluster, g->pods, s->total, g->reason,
-                   *g->detail ? ": " : "", g->detail);
+        buf_cut_fmt(out, cap, "%s: %d/%d pods %s%s%s", cluster, g->pods, s->total, g->reason,
+                    *g->detail ? ": " : "", g->detail);
 }
 
 int rc_place_decide(const json_t *wl, const char *cluster, const struct rc_place_sum *s,
@@ -143,13 +144,13 @@ int rc_place_decide(const json_t *wl, const char *cluster, const struct rc_place
         msg[0] = '\0';
         for (size_t i = 0; i < s->n; i++) {
             struct rc_place_ev *e = &out->ev[out->nev++];
-            rc_why_fmt(e->reason, sizeof(e->reason), "%s", s->g[i].reason);
+            buf_cut_fmt(e->reason, sizeof(e->reason), "%s", s->g[i].reason);
             rc_place_group_msg(cluster, s, i, e->message, sizeof(e->message));
-            rc_why_appendf(msg, sizeof(msg), &len, "%s%s", i ? "; " : "", e->message);
+            buf_cut_appendf(msg, sizeof(msg), &len, "%s%s", i ? "; " : "", e->message);
         }
         if (s->other)
-            rc_why_appendf(msg, sizeof(msg), &len, "; %s: %d more pods held back", cluster,
-                           s->other);
+            buf_cut_appendf(msg, sizeof(msg), &len, "; %s: %d more pods held back", cluster,
+                            s->other);
         status = "False";
         reason = cond_reason(s->g[0].reason) ? s->g[0].reason : RC_PLACE_WAITING_REASON;
     } else {

@@ -1,4 +1,5 @@
 #include "probe.h"
+#include "buf.h"
 #include "errf.h"
 
 #include <stdio.h>
@@ -56,7 +57,7 @@ static void *probe_one(void *arg)
             t->since = 0;
         } else if (!t->since) {
             t->since = t0 > 0 ? t0 : 1;
-            snprintf(t->err, sizeof(t->err), "%s", st.message);
+            buf_cut_fmt(t->err, sizeof(t->err), "%s", st.message);
             changed = 1;
         }
     }

@@ -1,12 +1,12 @@
 #include "why.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "dispatchers.h"
 #include "jsonx.h"
 #include "strmap.h"
@@ -17,68 +17,6 @@
 #define P_WORKERS "Waiting for a worker to admit it: "
 /* Kueue's text of a check reset after an eviction (decide.c rc_retry_patch) */
 #define KUEUE_RESET "Reset to Pending after eviction. Previously: "
-
-/* Ends s (a text cut to cap - 1 bytes or longer) with " ..." within cap. */
-static void mark_cut(char *s, size_t cap)
-{
-    static const char suffix[] = " ...";
-    if (cap < sizeof(suffix)) {
-        if (cap)
-            s[0] = '\0';
-        return;
-    }
-    size_t keep = cap - sizeof(suffix); /* room for the suffix and the NUL */
-    while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80)
-        keep--; /* s[keep] starts a character: cut before it */
-    memcpy(s + keep, suffix, sizeof(suffix));
-}
-
-void rc_why_truncate(char *s, size_t cap)
-{
-    if (cap > 0 && strlen(s) >= cap)
-        mark_cut(s, cap);
-}
-
-static size_t vfmt(char *out, size_t cap, const char *fmt, va_list ap)
-{
-    if (cap == 0)
-        return 0;
-    int n = vsnprintf(out, cap, fmt, ap);
-    if (n < 0) {
-        out[0] = '\0';
-        return 0;
-    }
-    if ((size_t)n >= cap)
-        mark_cut(out, cap);
-    return strlen(out);
-}
-
-size_t rc_why_fmt(char *out, size_t cap, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t n = vfmt(out, cap, fmt, ap);
-    va_end(ap);
-    return n;
-}
-
-void rc_why_appendf(char *out, size_t cap, size_t *len, const char *fmt, ...)
-{
-    if (*len >= cap) /* a cut already marked */
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(out + *len, cap - *len, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        out[*len] = '\0';
-    else if ((size_t)n >= cap - *len) {
-        mark_cut(out, cap);
-        *len = cap;
-        return;
-    }
-    *len = strlen(out);
-}
 
 int rc_why_ours(const char *msg)
 {
@@ -109,7 +47,7 @@ enum rc_why_step rc_why_quota(const json_t *wl, const char *cur, char *out, size
         msg += sizeof(gate) - 1;
     char all[RC_WHY_MAX + 1];
     snprintf(all, sizeof(all), P_QUOTA "%s", msg);
-    rc_why_truncate(all, cap < sizeof(all) - 1 ? cap : sizeof(all) - 1);
+    buf_cut(all, cap < sizeof(all) - 1 ? cap : sizeof(all) - 1);
     snprintf(out, cap, "%s", all);
     return RC_WHY_QUOTA;
 }
@@ -117,14 +55,14 @@ enum rc_why_step rc_why_quota(const json_t *wl, const char *cur, char *out, size
 void rc_why_down(const char *reason, const char *message, char *out, size_t cap)
 {
     char m[512];
-    snprintf(m, sizeof(m), "%s", message ? message : "");
+    buf_cut_fmt(m, sizeof(m), "%s", message ? message : "");
     char *att = strstr(m, "; connection attempts: ");
     if (att)
         *att = '\0';
     if (reason && *reason && *m)
-        snprintf(out, cap, "%s: %s", reason, m);
+        buf_cut_fmt(out, cap, "%s: %s", reason, m);
     else
-        snprintf(out, cap, "%s", reason && *reason ? reason : m);
+        buf_cut_fmt(out, cap, "%s", reason && *reason ? reason : m);
 }
 
 /* One cluster's part; *say is set when it explains a wait (a worker's
@@ -171,7 +109,7 @@ static void append(char *s, size_t cap, size_t *len, const char *t)
 
 enum rc_why_step rc_why_dispatch(const struct rc_obs *o, const char *cur, char *out, size_t cap)
 {
-    char all[RC_WHY_MAX + 1]; /* one more than fits: rc_why_truncate then marks the cut */
+    char all[RC_WHY_MAX + 1]; /* one more than fits: buf_cut then marks the cut */
     size_t len = 0, usable = 0, listed = 0;
     int say = 0;
     for (size_t i = 0; i < o->nremotes; i++)
@@ -184,7 +122,7 @@ enum rc_why_step rc_why_dispatch(const struct rc_obs *o, const char *cur, char *
             continue;
         char one[RC_WHY_ENTRY_MAX + 1]; /* one more: the cut is marked */
         part(o, r, one, sizeof(one), &say);
-        rc_why_truncate(one, RC_WHY_ENTRY_MAX);
+        buf_cut(one, RC_WHY_ENTRY_MAX);
         if (listed++)
             append(all, sizeof(all), &len, "; ");
         append(all, sizeof(all), &len, one);
@@ -195,7 +133,7 @@ enum rc_why_step rc_why_dispatch(const struct rc_obs *o, const char *cur, char *
         say = 1;
     if (!say && !rc_why_ours(cur))
         return RC_WHY_NONE;
-    rc_why_truncate(all, cap < sizeof(all) - 1 ? cap : sizeof(all) - 1);
+    buf_cut(all, cap < sizeof(all) - 1 ? cap : sizeof(all) - 1);
     snprintf(out, cap, "%s", all);
     return usable ? RC_WHY_WORKERS : RC_WHY_NO_WORKER;
 }

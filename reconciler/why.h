@@ -71,20 +71,6 @@ int rc_why_ours(const char *msg);
  * on every retry (a write per attempt otherwise). */
 void rc_why_down(const char *reason, const char *message, char *out, size_t cap);
 
-/* Shortens s in place to fit cap bytes (NUL included) as Kueue truncates
- * condition messages: the end replaced by " ...", never inside a UTF-8
- * sequence. */
-void rc_why_truncate(char *s, size_t cap);
-/* snprintf into out (cap bytes) that marks a cut as rc_why_truncate does:
- * a text from a worker never ends inside a UTF-8 sequence (jansson and the
- * API server refuse that). Returns the length written. */
-size_t rc_why_fmt(char *out, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* The same, appended at *len (the length so far, < cap; updated). Once a
- * cut was marked *len is cap and later appends add nothing. */
-void rc_why_appendf(char *out, size_t cap, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
 struct rc_why;
 /* New memory (rc_why_free it), NULL on oom. */
 struct rc_why *rc_why_new(void);

@@ -124,12 +124,49 @@ static void test_utf8_copy(void **state)
     assert_string_equal(t, "ab\xef\xbf\xbd");
 }
 
+/* Cut as Kueue cuts a message: " ..." on a whole UTF-8 character. */
+static void test_cut_marks_on_a_character(void **state)
+{
+    (void)state;
+    char s[64];
+    memset(s, 'a', sizeof(s) - 1);
+    s[sizeof(s) - 1] = '\0';
+    buf_cut(s, 20);
+    assert_int_equal(strlen(s), 19);
+    assert_string_equal(s + 15, " ...");
+    /* never inside a UTF-8 sequence */
+    char u[32] = "abcdefghijklmn\xc3\xa9xyzXYZ";
+    buf_cut(u, 20);
+    assert_string_equal(u, "abcdefghijklmn ...");
+    /* formatted: a cut marked on a character, whatever the format made */
+    char w[20];
+    assert_int_equal(buf_cut_fmt(w, sizeof(w), "%s-%s", "abcdefghijklm", "\xc3\xa9xyzXYZ"), 18);
+    assert_string_equal(w, "abcdefghijklm- ...");
+    assert_int_equal(buf_cut_fmt(w, sizeof(w), "%d", 42), 2);
+    size_t len = 0;
+    w[0] = '\0';
+    buf_cut_appendf(w, sizeof(w), &len, "%s", "abcdefghij");
+    buf_cut_appendf(w, sizeof(w), &len, "%s", "klmnopqrs"); /* fits exactly: 19 bytes */
+    assert_int_equal(len, 19);
+    assert_string_equal(w, "abcdefghijklmnopqrs");
+    buf_cut_appendf(w, sizeof(w), &len, "%s", ""); /* nothing more: no cut */
+    assert_string_equal(w, "abcdefghijklmnopqrs");
+    buf_cut_appendf(w, sizeof(w), &len, "%s", "t"); /* one byte more: marked */
+    assert_string_equal(w, "abcdefghijklmno ...");
+    buf_cut_appendf(w, sizeof(w), &len, "%s", "u"); /* after a cut: nothing */
+    assert_string_equal(w, "abcdefghijklmno ...");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_append_and_cap),         cmocka_unit_test(test_utf8_copy),
-        cmocka_unit_test(test_json_string_escapes),    cmocka_unit_test(test_printf_consume_steal),
-        cmocka_unit_test(test_zero_cap_holds_nothing), cmocka_unit_test(test_printf_respects_cap),
+        cmocka_unit_test(test_cut_marks_on_a_character),
+        cmocka_unit_test(test_append_and_cap),
+        cmocka_unit_test(test_utf8_copy),
+        cmocka_unit_test(test_json_string_escapes),
+        cmocka_unit_test(test_printf_consume_steal),
+        cmocka_unit_test(test_zero_cap_holds_nothing),
+        cmocka_unit_test(test_printf_respects_cap),
         cmocka_unit_test(test_reuse_after_free),
     };
     return cmocka_run_group_tests_name("buf", tests, NULL, NULL);

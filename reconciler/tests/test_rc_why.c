@@ -237,33 +237,6 @@ static void test_ready_and_drift_keep_their_texts(void **state)
 static void test_truncation_is_bounded(void **state)
 {
     (void)state;
-    char s[64];
-    memset(s, 'a', sizeof(s) - 1);
-    s[sizeof(s) - 1] = '\0';
-    rc_why_truncate(s, 20);
-    assert_int_equal(strlen(s), 19);
-    assert_string_equal(s + 15, " ...");
-    /* never inside a UTF-8 sequence */
-    char u[32] = "abcdefghijklmn\xc3\xa9xyzXYZ";
-    rc_why_truncate(u, 20);
-    assert_string_equal(u, "abcdefghijklmn ...");
-    /* formatted: a cut marked on a character, whatever the format made */
-    char w[20];
-    assert_int_equal(rc_why_fmt(w, sizeof(w), "%s-%s", "abcdefghijklm", "\xc3\xa9xyzXYZ"), 18);
-    assert_string_equal(w, "abcdefghijklm- ...");
-    assert_int_equal(rc_why_fmt(w, sizeof(w), "%d", 42), 2);
-    size_t len = 0;
-    w[0] = '\0';
-    rc_why_appendf(w, sizeof(w), &len, "%s", "abcdefghij");
-    rc_why_appendf(w, sizeof(w), &len, "%s", "klmnopqrs"); /* fits exactly: 19 bytes */
-    assert_int_equal(len, 19);
-    assert_string_equal(w, "abcdefghijklmnopqrs");
-    rc_why_appendf(w, sizeof(w), &len, "%s", ""); /* nothing more: no cut */
-    assert_string_equal(w, "abcdefghijklmnopqrs");
-    rc_why_appendf(w, sizeof(w), &len, "%s", "t"); /* one byte more: marked */
-    assert_string_equal(w, "abcdefghijklmno ...");
-    rc_why_appendf(w, sizeof(w), &len, "%s", "u"); /* after a cut: nothing */
-    assert_string_equal(w, "abcdefghijklmno ...");
     /* a long worker message: each part and the whole stay in their caps */
     struct rc_fixture f;
     setup(&f, manager_wl(1, ""));
