@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "buf.h"
 #include "clock.h"
 #include "clusters.h"
 #include "kube_client.h"
@@ -57,7 +58,7 @@ int wh_state_worker_check(void *ud, const char *cluster, const char *ns, const c
         struct mkcs_state st;
         int known = mkcs_state(set, cluster, &st) == 0;
         if (known)
-            snprintf(why, whylen, "%s: %.100s", st.reason, st.message);
+            buf_cut_fmt(why, whylen, "%s: %s", st.reason, st.message);
         else
             snprintf(why, whylen, "no connection");
         mkcs_put(c);
