@@ -261,12 +261,6 @@ static void mark_cut(char *s, size_t cap)
     memcpy(s + keep, suffix, sizeof(suffix));
 }
 
-void buf_cut(char *s, size_t cap)
-{
-    if (cap > 0 && strlen(s) >= cap)
-        mark_cut(s, cap);
-}
-
 static size_t vfmt(char *out, size_t cap, const char *fmt, va_list ap)
 {
     if (cap == 0)

@@ -56,14 +56,10 @@ size_t buf_utf8_copy(char *dst, size_t dstlen, const char *src, size_t len);
 /* buf_utf8_copy of s onto itself (s is a NUL-terminated string in an array
  * of size bytes); without memory for the copy, bytes >= 0x80 become '?'. */
 void buf_utf8_sanitize(char *s, size_t size);
-/* Text cut to a fixed array as Kueue cuts a condition message: when it does
- * not fit, its end becomes " ..." on a whole UTF-8 character (a cut inside
- * one leaves text jansson and the API server refuse).
- * buf_cut shortens s in place to fit cap bytes, NUL included (s is cap
- * bytes or longer: the caller's array is bigger than cap). */
-void buf_cut(char *s, size_t cap);
-/* snprintf into out (cap bytes) that marks a cut so. Returns the length
- * written. */
+/* Text cut to a fixed array as Kueue cuts a condition message: snprintf
+ * into out (cap bytes) that, when the text does not fit, ends it with
+ * " ..." on a whole UTF-8 character (a cut inside one leaves text jansson
+ * and the API server refuse). Returns the length written. */
 size_t buf_cut_fmt(char *out, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The same, appended at *len (the length so far, < cap; updated). Once a

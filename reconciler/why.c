@@ -45,10 +45,7 @@ enum rc_why_step rc_why_quota(const json_t *wl, const char *cur, char *out, size
     static const char gate[] = "Waiting for quota: ";
     if (strncmp(msg, gate, sizeof(gate) - 1) == 0)
         msg += sizeof(gate) - 1;
-    char all[RC_WHY_MAX + 1];
-    snprintf(all, sizeof(all), P_QUOTA "%s", msg);
-    buf_cut(all, cap < sizeof(all) - 1 ? cap : sizeof(all) - 1);
-    snprintf(out, cap, "%s", all);
+    buf_cut_fmt(out, cap < RC_WHY_MAX ? cap : RC_WHY_MAX, P_QUOTA "%s", msg);
     return RC_WHY_QUOTA;
 }
 
@@ -70,71 +67,61 @@ void rc_why_down(const char *reason, const char *message, char *out, size_t cap)
 static void part(const struct rc_obs *o, const struct rc_remote *r, char *out, size_t cap, int *say)
 {
     if (!r->available) {
-        snprintf(out, cap, "%s: not connected (%s)", r->cluster,
-                 r->down && *r->down ? r->down : "no connection");
+        buf_cut_fmt(out, cap, "%s: not connected (%s)", r->cluster,
+                    r->down && *r->down ? r->down : "no connection");
         return;
     }
     if (r->create_err && !r->wl) {
-        snprintf(out, cap, "%s: the copy could not be created: %s", r->cluster, r->create_err);
+        buf_cut_fmt(out, cap, "%s: the copy could not be created: %s", r->cluster, r->create_err);
         *say = 1;
         return;
     }
     if (!r->wl) {
         int nominated = rc_names_has(o->nominated, r->cluster);
-        snprintf(out, cap, "%s: %s", r->cluster,
-                 nominated ? "copy being created" : "not nominated yet");
+        buf_cut_fmt(out, cap, "%s: %s", r->cluster,
+                    nominated ? "copy being created" : "not nominated yet");
         return;
     }
     json_t *qr = rc_cond_find(r->wl, "QuotaReserved");
     const char *st = jx_str(qr, "status"), *reason = jx_str(qr, "reason");
     const char *msg = jx_str(qr, "message");
     if (st && strcmp(st, "True") == 0) {
-        snprintf(out, cap, "%s: quota reserved there, waiting for its admission checks",
-                 r->cluster);
+        buf_cut_fmt(out, cap, "%s: quota reserved there, waiting for its admission checks",
+                    r->cluster);
     } else if (st && msg && *msg) {
         /* Kueue's own words for its copy */
-        snprintf(out, cap, "%s: %s (%s)", r->cluster, msg, reason && *reason ? reason : "Pending");
+        buf_cut_fmt(out, cap, "%s: %s (%s)", r->cluster, msg,
+                    reason && *reason ? reason : "Pending");
         *say = 1;
     } else {
-        snprintf(out, cap, "%s: not evaluated by its Kueue yet", r->cluster);
+        buf_cut_fmt(out, cap, "%s: not evaluated by its Kueue yet", r->cluster);
     }
-}
-
-/* Appends to s (size cap) what fits; a full s ends in " ..." later. */
-static void append(char *s, size_t cap, size_t *len, const char *t)
-{
-    int n = snprintf(s + *len, cap - *len, "%s", t);
-    *len = n < 0 ? *len : (*len + (size_t)n < cap ? *len + (size_t)n : cap - 1);
 }
 
 enum rc_why_step rc_why_dispatch(const struct rc_obs *o, const char *cur, char *out, size_t cap)
 {
-    char all[RC_WHY_MAX + 1]; /* one more than fits: buf_cut then marks the cut */
+    char all[RC_WHY_MAX];
     size_t len = 0, usable = 0, listed = 0;
     int say = 0;
     for (size_t i = 0; i < o->nremotes; i++)
         usable += o->remotes[i].in_config && o->remotes[i].available;
     all[0] = '\0';
-    append(all, sizeof(all), &len, usable ? P_WORKERS : P_NONE);
+    buf_cut_appendf(all, sizeof(all), &len, "%s", usable ? P_WORKERS : P_NONE);
     for (size_t i = 0; i < o->nremotes; i++) {
         const struct rc_remote *r = &o->remotes[i];
         if (!r->in_config)
             continue;
-        char one[RC_WHY_ENTRY_MAX + 1]; /* one more: the cut is marked */
+        char one[RC_WHY_ENTRY_MAX];
         part(o, r, one, sizeof(one), &say);
-        buf_cut(one, RC_WHY_ENTRY_MAX);
-        if (listed++)
-            append(all, sizeof(all), &len, "; ");
-        append(all, sizeof(all), &len, one);
+        buf_cut_appendf(all, sizeof(all), &len, "%s%s", listed++ ? "; " : "", one);
     }
     if (!listed)
-        append(all, sizeof(all), &len, "the MultiKueueConfig lists no clusters");
+        buf_cut_appendf(all, sizeof(all), &len, "the MultiKueueConfig lists no clusters");
     if (!usable)
         say = 1;
     if (!say && !rc_why_ours(cur))
         return RC_WHY_NONE;
-    buf_cut(all, cap < sizeof(all) - 1 ? cap : sizeof(all) - 1);
-    snprintf(out, cap, "%s", all);
+    buf_cut_fmt(out, cap, "%s", all);
     return usable ? RC_WHY_WORKERS : RC_WHY_NO_WORKER;
 }
 
@@ -190,7 +177,7 @@ void rc_why_create_result(struct rc_why *w, const char *key, const char *cluster
     pthread_mutex_lock(&w->mu);
     if (err) {
         s->h = h;
-        snprintf(s->err, sizeof(s->err), "%s", err);
+        buf_cut_fmt(s->err, sizeof(s->err), "%s", err);
     } else if (s->h == h) {
         s->h = 0;
     }
@@ -207,7 +194,7 @@ int rc_why_create_error(struct rc_why *w, const char *key, const char *cluster, 
     int found = 0;
     pthread_mutex_lock(&w->mu);
     if (s->h == h) {
-        snprintf(out, cap, "%s", s->err);
+        buf_cut_fmt(out, cap, "%s", s->err);
         found = 1;
     }
     pthread_mutex_unlock(&w->mu);
