@@ -131,11 +131,24 @@ unit-asan: deps asan-bins
 FUZZ_SECONDS ?= 20
 # extra libFuzzer flags; `make test` fixes the seed so a CI run is repeatable
 FUZZ_ARGS    ?=
-FUZZ_CFLAGS  := $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -Icommon \
-                $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-$(BUILD)/fuzz/%: %.c $(COMMON_SRC)
+FUZZ_CFLAGS  := $(CSTD) -O1 -g -fsanitize=address,undefined -Icommon -Iwebhook -Ireconciler \
+                -DMKUEUE_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# every source instrumented for libFuzzer once, linked into each target (kept:
+# not make's intermediates)
+.PRECIOUS: $(BUILD)/fuzz/obj/%.o
+$(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $^ $(LIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+FUZZ_LINK = @mkdir -p $(dir $@) && clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+FUZZ_OBJ  = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(1))
+$(BUILD)/fuzz/common/fuzz/%: $(BUILD)/fuzz/obj/common/fuzz/%.o $(call FUZZ_OBJ,$(COMMON_SRC))
+	$(FUZZ_LINK)
+$(BUILD)/fuzz/webhook/fuzz/%: $(BUILD)/fuzz/obj/webhook/fuzz/%.o \
+		$(call FUZZ_OBJ,$(COMMON_SRC) $(WEBHOOK_SRC))
+	$(FUZZ_LINK)
+$(BUILD)/fuzz/reconciler/fuzz/%: $(BUILD)/fuzz/obj/reconciler/fuzz/%.o \
+		$(call FUZZ_OBJ,$(COMMON_SRC) $(RECON_SRC))
+	$(FUZZ_LINK)
 
 fuzz: deps $(FUZZ_SRC:%.c=$(BUILD)/fuzz/%)
 	@set -e; for f in $(FUZZ_SRC:%.c=%); do \
@@ -242,14 +255,6 @@ clean:
 # of the same stack under a libcurl load generator.
 PKGS     += gnutls
 DEB_PKGS += libgnutls28-dev
-
-$(BUILD)/fuzz/webhook/fuzz/%: webhook/fuzz/%.c $(COMMON_SRC) $(WEBHOOK_SRC)
-	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -DMKUEUE_VERSION='"$(VERSION)"' -Iwebhook -o $@ $^ $(LIBS)
-
-$(BUILD)/fuzz/reconciler/fuzz/%: reconciler/fuzz/%.c $(COMMON_SRC) $(RECON_SRC)
-	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -DMKUEUE_VERSION='"$(VERSION)"' -Ireconciler -o $@ $^ $(LIBS)
 
 $(BUILD)/wh-bench: webhook/bench/wh_bench.c $(WEBHOOK_SRC:%.c=$(BUILD)/obj/%.o) \
 		$(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o) $(BUILD)/libmkueue.a
