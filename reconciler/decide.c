@@ -404,10 +404,14 @@ static void cleanup(const struct rc_obs *o, struct rc_plan *p, int release_final
 /* Before step 4: Kueue evicted the Workload or released its quota and stopped the
  * local job; once no copy of it runs anywhere, the job shows what the Job
  * controller would show for a stopped Job (rc_job_stopped_patch), so that
- * Kueue may restore its pod template and the Workload can be admitted again. */
+ * Kueue may restore its pod template and the Workload can be admitted again.
+ * Not only while evicted: standalone, the quota gate may reserve quota again
+ * in the very next pass, and a Workload waiting for its checks is not
+ * admitted either (its job stays suspended); only an admitted one's job runs. */
 static void stopped_job_status(const struct rc_obs *o, struct rc_plan *p)
 {
-    if (!o->managed_by_honoured || !o->job || (!rc_wl_evicted(o->wl) && rc_wl_reserved(o->wl)))
+    if (!o->managed_by_honoured || !o->job ||
+        (!rc_wl_evicted(o->wl) && rc_wl_reserved(o->wl) && rc_wl_admitted(o->wl)))
         return;
     for (size_t i = 0; i < o->nremotes; i++)
         if (o->remotes[i].job)

@@ -11,7 +11,9 @@
  *   - decide.h: with the input as worker-1's copies under a manager Workload
  *     in one of a few states, every action names a cluster of the
  *     observation, at most one cluster gets the job, and only the one
- *     status.clusterName names (before or by the same plan). */
+ *     status.clusterName names (before or by the same plan; the seed
+ *     workload-admitted-pending.json reaches the job's create through the
+ *     clusterName written in the same plan). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,18 +29,12 @@
 #include "specdiff.h"
 #include "why.h"
 #include "wlstatus.h"
+#include "fuzz_support.h"
 
 #define NOW "2024-01-01T01:00:00Z"
 
 /* Text that goes into an Event or a condition must stay UTF-8 when cut
  * to its buffer (jansson, like the API server, refuses anything else). */
-static int valid_text(const char *s)
-{
-    json_t *j = json_string(s);
-    json_decref(j);
-    return j != NULL;
-}
-
 /* metav1.Condition's reason pattern, ^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$,
  * at most 1024 bytes: the API server refuses a status holding another. */
 static int condition_reason(const char *r)
@@ -152,8 +148,8 @@ static void check_placement(const json_t *v, const json_t *mgr)
             strnlen(s.g[i].detail, RC_PLACE_DETAIL_MAX) == RC_PLACE_DETAIL_MAX)
             abort();
         rc_place_group_msg("worker-1", &s, i, msg, sizeof(msg));
-        if (strnlen(msg, sizeof(msg)) == sizeof(msg) || !valid_text(msg) ||
-            !valid_text(s.g[i].reason) || !valid_text(s.g[i].detail))
+        if (strnlen(msg, sizeof(msg)) == sizeof(msg) || !fuzz_valid_text(msg) ||
+            !fuzz_valid_text(s.g[i].reason) || !fuzz_valid_text(s.g[i].detail))
             abort();
     }
     if (held > s.total - s.started)
@@ -162,11 +158,11 @@ static void check_placement(const json_t *v, const json_t *mgr)
     if (rc_place_decide(mgr, "worker-1", &s, NOW, &plan) != 0 || plan.nev > s.n)
         abort();
     for (size_t i = 0; i < plan.nev; i++)
-        if (!valid_text(plan.ev[i].message) || !valid_text(plan.ev[i].reason))
+        if (!fuzz_valid_text(plan.ev[i].message) || !fuzz_valid_text(plan.ev[i].reason))
             abort();
     json_t *c = NULL;
     for (size_t i = 0; (c = json_array_get(plan.conds, i)); i++)
-        if (!condition_reason(jx_str(c, "reason")) || !valid_text(jx_str(c, "message")) ||
+        if (!condition_reason(jx_str(c, "reason")) || !fuzz_valid_text(jx_str(c, "message")) ||
             strlen(jx_str(c, "message")) >= RC_WHY_MAX)
             abort();
     rc_place_plan_clear(&plan);
@@ -250,7 +246,7 @@ static void check_decide(const json_t *v, unsigned flags)
         if ((a->type == RC_ACT_WL_STATUS || a->type == RC_ACT_LOCAL_JOB_STATUS) &&
             !json_is_object(a->patch))
             abort();
-        if (!valid_text(a->message) || !valid_text(a->reason))
+        if (!fuzz_valid_text(a->message) || !fuzz_valid_text(a->reason))
             abort();
     }
     rc_plan_clear(&plan);

@@ -1002,7 +1002,7 @@ static void test_evicted_on_manager_with_quota(void **state)
 }
 
 /* Before step 4 (stopped_job_status): an evicted Workload, or one without
- * quota, whose suspended Job still shows the pods of a removed copy gets the
+ * quota or not admitted, whose suspended Job still shows the pods of a removed copy gets the
  * status the Job controller shows for a stopped Job, once no copy has a job;
  * never while a remote job is left, nor for a kind whose managedBy the
  * manager drops (its own Job controller runs it). */
@@ -1037,12 +1037,18 @@ static void test_stopped_job_status(void **state)
     /* before the cleanup of step 4 */
     assert_int_equal(index_of(&f.plan, RC_ACT_LOCAL_JOB_STATUS, 0), 0);
 
-    /* reserved and not evicted: the job may run, nothing is written */
+    /* quota reserved again at once after an eviction (standalone's gate),
+     * another check still Pending: not admitted, so written all the same */
     rcf_teardown(&f);
     rcf_setup(&f, manager_wl("Pending", NULL, 1));
     json_decref(f.o.job);
     f.o.job = rcf_local_job(1);
     assert_int_equal(jx_set(f.o.job, "status", json_pack("{s:i}", "active", 1)), 0);
+    set_cond(f.o.wl, "Evicted", "False", "QuotaReserved", "Previously: evicted", T1);
+    decide(&f);
+    assert_non_null(rc_plan_find(&f.plan, RC_ACT_LOCAL_JOB_STATUS));
+    /* admitted and not evicted: the job may run, nothing is written */
+    set_cond(f.o.wl, "Admitted", "True", "Admitted", "The workload is admitted", T1);
     decide(&f);
     assert_null(rc_plan_find(&f.plan, RC_ACT_LOCAL_JOB_STATUS));
     /* evicted while still reserved: written */
