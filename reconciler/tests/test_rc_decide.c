@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../decide.h"
@@ -1001,6 +1002,56 @@ static void test_evicted_on_manager_with_quota(void **state)
     rcf_teardown(&f);
 }
 
+/* n copies of a two-byte character: a text a cut may fall inside. */
+static char *multibyte_text(size_t n)
+{
+    char *t = malloc(2 * n + 1);
+    assert_non_null(t);
+    for (size_t i = 0; i < n; i++)
+        memcpy(t + 2 * i, "\xc3\xa9", 2); /* é */
+    t[2 * n] = '\0';
+    return t;
+}
+
+/* A cut text fits its array, is still UTF-8 (jansson and the API server
+ * refuse a broken character) and says it was cut. */
+static void assert_cut_on_a_character(const char *m, size_t cap)
+{
+    size_t n = strlen(m);
+    assert_true(n < cap);
+    json_t *j = json_string(m);
+    assert_non_null(j);
+    json_decref(j);
+    assert_true(n > 4 && strcmp(m + n - 4, " ...") == 0);
+}
+
+/* What a check's controller or Kueue writes (a message may be 32 KiB) lands
+ * in an Event and an eviction text cut on a whole character. */
+static void test_long_texts_cut_on_a_character(void **state)
+{
+    (void)state;
+    struct rc_fixture f;
+    char *text = multibyte_text(3000);
+    rcf_setup(&f, manager_wl("Rejected", "worker-1", 1));
+    jx_set_new_str(rc_check_find(f.o.wl, "mk"), "message", text);
+    decide(&f);
+    const struct rc_act *ev = rc_plan_find(&f.plan, RC_ACT_EVENT);
+    assert_non_null(ev);
+    assert_cut_on_a_character(ev->message, sizeof(ev->message));
+    rcf_teardown(&f);
+
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
+    f.o.mode = RC_MODE_WITH_KUEUE;
+    set_cond(f.o.wl, "Evicted", "True", "Preempted", text, T2);
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    decide(&f);
+    const struct rc_act *a = rc_plan_find(&f.plan, RC_ACT_DEACTIVATE_REMOTE);
+    assert_non_null(a);
+    assert_cut_on_a_character(a->message, sizeof(a->message));
+    rcf_teardown(&f);
+    free(text);
+}
+
 /* Before step 4 (stopped_job_status): an evicted Workload, or one without
  * quota or not admitted, whose suspended Job still shows the pods of a removed copy gets the
  * status the Job controller shows for a stopped Job, once no copy has a job;
@@ -1095,6 +1146,7 @@ int main(void)
         cmocka_unit_test(test_waits_for_other_checks),
         cmocka_unit_test(test_evicted_on_manager_with_quota),
         cmocka_unit_test(test_stopped_job_status),
+        cmocka_unit_test(test_long_texts_cut_on_a_character),
     };
     return cmocka_run_group_tests_name("rc_decide", tests, NULL, NULL);
 }
