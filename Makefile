@@ -239,7 +239,7 @@ E2E_ASAN_TESTS ?= e2e/tests/20-webhook.bats e2e/tests/30-reconciler-job.bats \
 demo: deps build
 	e2e/demo.sh
 
-test: deps lint build unit unit-asan fuzz-ci chart-test image-check e2e e2e-asan
+test: deps lint build unit unit-asan fuzz-ci chart-test image-check bench-tools-test e2e e2e-asan
 
 # every libFuzzer target for 10 s from its seeds, with a fixed seed
 fuzz-ci:
@@ -298,6 +298,11 @@ $(BUILD)/rc_bench: e2e/bench/rc_bench.c $(BUILD)/libmkueue.a
 
 bench-managers: deps build $(BUILD)/rc_bench
 	e2e/bench/managers.sh
+
+# the bench's log readers on logs written by their tests (e2e/bench/tests)
+.PHONY: bench-tools-test
+bench-tools-test:
+	python3 -m unittest discover -s e2e/bench/tests
 
 bench-reconciler: deps build $(BUILD)/rc_bench
 	BENCH_MODES=mkueue-standalone e2e/bench/managers.sh
