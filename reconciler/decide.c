@@ -177,23 +177,34 @@ static void set_conds(json_t *patch, json_t *conds)
         json_decref(conds);
 }
 
-json_t *rc_retry_patch(const struct rc_obs *o, const char *msg)
+/* patch.requeueState.requeueAt = the time at_ms (a merge patch: the count
+ * stays). 0, -1 on oom. */
+static int requeue_at(json_t *patch, long long at_ms)
 {
-    json_t *patch = NULL;
-    if (o->mode == RC_MODE_WITH_KUEUE) {
-        /* Kueue evicts on Retry, releases quota and resets the check */
-        return check_patch(o, "Retry", msg, 0);
-    }
-    /* standalone: we are Kueue, so the eviction happens in the same write */
+    char t[32];
+    rc_format_time(at_ms, t);
+    return jx_set_new_str(patch, "requeueState.requeueAt", t);
+}
+
+/* Standalone: Kueue's eviction for checks in Retry (`checks`, as they are
+ * before the reset; `name` the one whose message `msg` tells why), in one
+ * write: what its workload controller writes (Evicted, every check not
+ * Pending reset) and what its job reconciler writes once the job stopped
+ * (QuotaReserved and Admitted False, admission cleared; our local job runs
+ * no pods, so it stops in the same plan). Requeued: False until the latest
+ * delay a Retry asked for (requeueAfterSeconds, KEP-3258) with
+ * requeueState.requeueAt, else True as once Kueue's backoff is finished.
+ * clusterName and nominations are cleared. New reference or NULL. */
+static json_t *evict_for_retry(const struct rc_obs *o, const json_t *checks, const char *name,
+                               const char *msg)
+{
     char evict[2048];
     buf_cut_fmt(evict, sizeof(evict), "Evicted due to AdmissionCheck in Retry state: \"%s\" (%s)",
-                o->check, msg);
-    /* Kueue's resetChecksOnEviction: every check not Pending (ours is Retry) */
-    json_t *retried =
-        rc_checks_with(jx_get(o->wl, "status.admissionChecks"), o->check, "Retry", msg, o->now, 0);
-    json_t *reset = retried ? rc_checks_reset_on_eviction(retried, o->now) : NULL;
-    json_decref(retried);
-    patch = reset ? json_pack("{s:o}", "admissionChecks", reset) : NULL;
+                name, msg);
+    long long at = rc_checks_retry_at_ms(checks);
+    int delayed = at > rc_parse_time_ms(o->now);
+    json_t *reset = rc_checks_reset_on_eviction(checks, o->now);
+    json_t *patch = reset ? json_pack("{s:o}", "admissionChecks", reset) : NULL;
     if (!patch)
         return NULL;
     json_t *c0 = jx_get(o->wl, "status.conditions");
@@ -202,7 +213,10 @@ json_t *rc_retry_patch(const struct rc_obs *o, const char *msg)
     json_t *c3 = c2 ? rc_conds_with(c2, "Admitted", "False", "NoReservation",
                                     "The workload has no reservation", o->now)
                     : NULL;
-    json_t *c4 = c3 ? rc_conds_with(c3, "Requeued", "True", "AdmissionCheck", evict, o->now) : NULL;
+    json_t *c4 = !c3       ? NULL
+                 : delayed ? rc_conds_with(c3, "Requeued", "False", "AdmissionCheck", evict, o->now)
+                           : rc_conds_with(c3, "Requeued", "True", "BackoffFinished",
+                                           "The workload backoff was finished", o->now);
     json_decref(c1);
     json_decref(c2);
     json_decref(c3);
@@ -214,6 +228,24 @@ json_t *rc_retry_patch(const struct rc_obs *o, const char *msg)
     json_object_set_new(patch, "admission", json_null());
     json_object_set_new(patch, "clusterName", json_null());
     json_object_set_new(patch, "nominatedClusterNames", json_null());
+    if (delayed && requeue_at(patch, at) < 0) {
+        json_decref(patch);
+        return NULL;
+    }
+    return patch;
+}
+
+json_t *rc_retry_patch(const struct rc_obs *o, const char *msg)
+{
+    if (o->mode == RC_MODE_WITH_KUEUE) {
+        /* Kueue evicts on Retry, releases quota and resets the check */
+        return check_patch(o, "Retry", msg, 0);
+    }
+    /* standalone: we are Kueue, so the eviction happens in the same write */
+    json_t *retried =
+        rc_checks_with(jx_get(o->wl, "status.admissionChecks"), o->check, "Retry", msg, o->now, 0);
+    json_t *patch = retried ? evict_for_retry(o, retried, o->check, msg) : NULL;
+    json_decref(retried);
     return patch;
 }
 
@@ -231,11 +263,22 @@ static void suspend_local(const struct rc_obs *o, struct rc_plan *p)
 }
 
 /* The check's message is msg as Kueue writes it (updateACS adds nothing). */
+/* Kueue's Event of an eviction for a check's Retry (reportEvictedWorkload). */
+static void eviction_event(struct rc_plan *p, const char *name, const char *msg)
+{
+    char ev[2048];
+    buf_cut_fmt(ev, sizeof(ev), "Evicted due to AdmissionCheck in Retry state: \"%s\" (%s)", name,
+                msg);
+    add_event(p, "Normal", "EvictedDueToAdmissionCheck", ev);
+}
+
 static void retry(const struct rc_obs *o, struct rc_plan *p, const char *msg, const char *etype)
 {
     suspend_local(o, p);
     add_status(p, rc_retry_patch(o, msg));
     add_event(p, etype, "MultiKueue", msg);
+    if (o->mode == RC_MODE_STANDALONE)
+        eviction_event(p, o->check, msg);
 }
 
 /* The check turns Rejected; in standalone mode the next pass deactivates
@@ -290,11 +333,13 @@ static int deactivate_rejected(const struct rc_obs *o, struct rc_plan *p)
             json_t *c =
                 rc_conds_with(conds, "DeactivationTarget", "True", "AdmissionCheck", why, o->now);
             add_status(p, c ? json_pack("{s:o}", "conditions", c) : NULL);
-            const char *m = jx_str(rc_check_find(o->wl, o->check), "message");
+            /* Kueue tells the first Rejected check of the list */
+            json_t *first = rc_check_in_state(o->wl, "Rejected", NULL);
+            const char *n = jx_str(first, "name"), *m = jx_str(first, "message");
             char ev[2048];
             buf_cut_fmt(ev, sizeof(ev),
                         "Deactivating workload because AdmissionCheck for %s was Rejected: %s",
-                        o->check, m ? m : "");
+                        n ? n : o->check, m ? m : "");
             add_event(p, "Warning", "AdmissionCheckRejected", ev);
         }
         add(p, RC_ACT_WL_DEACTIVATE, -1);
@@ -351,6 +396,81 @@ static int deactivate_rejected(const struct rc_obs *o, struct rc_plan *p)
         json_object_set_new(patch, "admission", json_null());
     }
     suspend_local(o, p);
+    add_status(p, patch);
+    return 1;
+}
+
+/* Standalone, what Kueue's workload controller does for every check, ours
+ * or another controller's (reconcileCheckBasedEviction): a Rejected one
+ * deactivates the Workload (deactivate_rejected); one in Retry evicts it
+ * while it holds quota (evict_for_retry). A Retry written once it was
+ * evicted (KEP-3258 lets a slower check add its delay then) is reset at
+ * once, its delay kept. Returns 1 when the plan is complete. */
+static int checks_evict(const struct rc_obs *o, struct rc_plan *p)
+{
+    if (o->mode != RC_MODE_STANDALONE || rc_wl_finished(o->wl))
+        return 0;
+    if (rc_check_in_state(o->wl, "Rejected", NULL))
+        return deactivate_rejected(o, p);
+    json_t *r = rc_check_in_state(o->wl, "Retry", NULL);
+    if (!r)
+        return 0;
+    const char *name = jx_str(r, "name"), *msg = jx_str(r, "message");
+    json_t *checks = jx_get(o->wl, "status.admissionChecks");
+    if (rc_wl_reserved(o->wl) && !rc_wl_evicted(o->wl)) {
+        snprintf(p->step, sizeof(p->step), "check-retry");
+        suspend_local(o, p);
+        add_status(p, evict_for_retry(o, checks, name ? name : "", msg ? msg : ""));
+        eviction_event(p, name ? name : "", msg ? msg : "");
+        return 1;
+    }
+    snprintf(p->step, sizeof(p->step), "check-retry-evicted");
+    json_t *reset = rc_checks_reset_on_eviction(checks, o->now);
+    json_t *patch = reset ? json_pack("{s:o}", "admissionChecks", reset) : NULL;
+    long long at = rc_checks_retry_at_ms(checks);
+    const char *cur = jx_str(o->wl, "status.requeueState.requeueAt");
+    if (patch && at > rc_parse_time_ms(o->now) && at > rc_parse_time_ms(cur)) {
+        char why[2048];
+        buf_cut_fmt(why, sizeof(why), "Evicted due to AdmissionCheck in Retry state: \"%s\" (%s)",
+                    name ? name : "", msg ? msg : "");
+        set_conds(patch, rc_conds_with(jx_get(o->wl, "status.conditions"), "Requeued", "False",
+                                       "AdmissionCheck", why, o->now));
+        if (requeue_at(patch, at) < 0) {
+            json_decref(patch);
+            patch = NULL;
+        }
+    }
+    add_status(p, patch);
+    return 1;
+}
+
+/* Standalone, before step 4: Kueue's backoff after an eviction for a check
+ * that asked for a delay. Until requeueState.requeueAt the quota gate
+ * leaves the Workload out (gate.c) and this pass only comes back then;
+ * once it is due, requeueAt is cleared and a Requeued False for the check
+ * becomes True BackoffFinished (that write lets the gate see it again).
+ * Returns 1 when it wrote. */
+static int backoff(const struct rc_obs *o, struct rc_plan *p)
+{
+    const char *at_s = jx_str(o->wl, "status.requeueState.requeueAt");
+    if (o->mode != RC_MODE_STANDALONE || !at_s || rc_wl_reserved(o->wl) || rc_wl_finished(o->wl))
+        return 0;
+    long long at = rc_parse_time_ms(at_s), now = rc_parse_time_ms(o->now);
+    if (at > now) {
+        requeue(p, (long)(at - now < 86400000LL ? at - now : 86400000LL));
+        return 0;
+    }
+    json_t *patch = json_object();
+    if (patch && jx_set(patch, "requeueState.requeueAt", json_null()) < 0) {
+        json_decref(patch);
+        patch = NULL;
+    }
+    json_t *rq = rc_cond_find(o->wl, "Requeued");
+    const char *st = jx_str(rq, "status"), *reason = jx_str(rq, "reason");
+    if (patch && st && strcmp(st, "False") == 0 && reason && strcmp(reason, "AdmissionCheck") == 0)
+        set_conds(patch,
+                  rc_conds_with(jx_get(o->wl, "status.conditions"), "Requeued", "True",
+                                "BackoffFinished", "The workload backoff was finished", o->now));
     add_status(p, patch);
     return 1;
 }
@@ -590,6 +710,9 @@ static int manager_steps(const struct rc_obs *o, struct rc_plan *p)
             cleanup(o, p, deleting);
         return 1;
     }
+    /* 1 (cont.): every check, as Kueue's core (standalone) */
+    if (!deleting && checks_evict(o, p))
+        return 1;
     /* 2: adapter */
     if (!o->kind) {
         snprintf(p->step, sizeof(p->step), "no-adapter");
@@ -635,12 +758,13 @@ static int manager_steps(const struct rc_obs *o, struct rc_plan *p)
         return 1;
     }
     stopped_job_status(o, p);
+    int backed_off = backoff(o, p);
     /* 4: finished, or no quota */
     if (rc_wl_finished(wl) || !rc_wl_reserved(wl)) {
         snprintf(p->step, sizeof(p->step), rc_wl_finished(wl) ? "finished" : "no-reservation");
         cleanup(o, p, rc_wl_finished(wl));
-        if (!rc_wl_finished(wl))
-            explain(o, p, 1);
+        if (!rc_wl_finished(wl) && !backed_off)
+            explain(o, p, 1); /* one status write per plan */
         return 1;
     }
     /* 4 (cont.): Kueue changes nothing when it cannot read the group: a missing

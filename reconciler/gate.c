@@ -192,7 +192,7 @@ struct gate_view {
     int refs;
     long long rv;
     uint64_t check;     /* hash of the MultiKueue check it was read for */
-    int planned;        /* 0: finished, inactive or its check Rejected */
+    int planned;        /* 0: finished, inactive, its check Rejected, or held (view_of) */
     int reserved;       /* holds quota (QuotaReserved) */
     int admitted;       /* Admitted=True, for the queues' status */
     int uninit;         /* no status yet: the gate's first write initialises it */
@@ -247,13 +247,20 @@ static struct gate_view *view_of(const char *key, const json_t *wl, const char *
     v->rv = rv;
     v->check = smap_hash(check);
     const char *st = jx_str(rc_check_find(wl, check), "state");
+    v->reserved = rc_wl_reserved(wl);
+    /* waiting, as Kueue's scheduler leaves it: a check in Retry or Rejected
+     * (the eviction or deactivation comes first), or the backoff a check
+     * asked for (requeueAt, cleared when due: decide.c's backoff). On the
+     * content only, never the clock: gate_index.h's settled plan. */
+    int held = !v->reserved &&
+               (rc_check_in_state(wl, "Retry", NULL) || rc_check_in_state(wl, "Rejected", NULL) ||
+                jx_str(wl, "status.requeueState.requeueAt"));
     v->planned = !rc_wl_finished(wl) && jx_bool(wl, "spec.active", 1) &&
-                 !(st && strcmp(st, "Rejected") == 0);
+                 !(st && strcmp(st, "Rejected") == 0) && !held;
     json_t *qr = rc_cond_find(wl, "QuotaReserved");
     const char *created = jx_str(wl, "metadata.creationTimestamp");
     v->created = strdup(created ? created : "");
     v->queue = strdup(jx_str(wl, "spec.queueName") ? jx_str(wl, "spec.queueName") : "");
-    v->reserved = rc_wl_reserved(wl);
     v->admitted = rc_cond_true(wl, "Admitted");
     /* a MultiKueue check limited by onFlavors is listed only once quota is
      * reserved on one of its flavors: QuotaReserved marks a written status */

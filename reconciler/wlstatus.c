@@ -36,6 +36,48 @@ long long rc_parse_time_ms(const char *s)
     return (long long)timegm(&tm) * 1000 + ms;
 }
 
+void rc_format_time(long long ms, char out[32])
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(out, 32, "1970-01-01T00:00:00Z");
+}
+
+json_t *rc_check_in_state(const json_t *wl, const char *state, const char *skip)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(jx_get(wl, "status.admissionChecks"), i, c)
+    {
+        const char *st = jx_str(c, "state"), *name = jx_str(c, "name");
+        if (st && strcmp(st, state) == 0 && !(skip && name && strcmp(name, skip) == 0))
+            return c;
+    }
+    return NULL;
+}
+
+long long rc_checks_retry_at_ms(const json_t *checks)
+{
+    long long at = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(checks, i, c)
+    {
+        const char *st = jx_str(c, "state");
+        json_t *after = json_object_get(c, "requeueAfterSeconds");
+        long long since = rc_parse_time_ms(jx_str(c, "lastTransitionTime"));
+        if (!st || strcmp(st, "Retry") != 0 || !json_is_integer(after) || since < 0)
+            continue;
+        long long s = json_integer_value(after);
+        if (s <= 0 || s > 0x7fffffffLL) /* int32 in Kueue's API */
+            continue;
+        if (since + s * 1000 > at)
+            at = since + s * 1000;
+    }
+    return at;
+}
+
 static json_t *find_by(const json_t *arr, const char *key, const char *value)
 {
     size_t i;

@@ -111,5 +111,15 @@ json_t *rc_admission_apply(const json_t *wl, const json_t *patch);
 
 /* Milliseconds since the epoch of an RFC 3339 time, or -1. */
 long long rc_parse_time_ms(const char *s);
+/* The RFC 3339 time (seconds, UTC) of ms since the epoch, into out. */
+void rc_format_time(long long ms, char out[32]);
+
+/* The first admission check of wl in `state` other than `skip` (NULL: any),
+ * borrowed, or NULL. */
+json_t *rc_check_in_state(const json_t *wl, const char *state, const char *skip);
+/* When the checks in Retry let the Workload be queued again, as Kueue's
+ * GetMaxRetryTime: the latest lastTransitionTime + requeueAfterSeconds of
+ * those that set a delay (KEP-3258), in ms since the epoch; 0 when none. */
+long long rc_checks_retry_at_ms(const json_t *checks);
 
 #endif

@@ -1002,6 +1002,146 @@ static void test_evicted_on_manager_with_quota(void **state)
     rcf_teardown(&f);
 }
 
+/* Appends check `name` in `state` (message msg, since `since`) to wl's
+ * checks; returns it (borrowed). */
+static json_t *add_check(json_t *wl, const char *name, const char *state, const char *msg,
+                         const char *since)
+{
+    json_t *c = json_pack("{s:s,s:s,s:s,s:s}", "name", name, "state", state, "message", msg,
+                          "lastTransitionTime", since);
+    assert_non_null(c);
+    assert_int_equal(json_array_append_new(jx_get(wl, "status.admissionChecks"), c), 0);
+    return c;
+}
+
+/* Standalone: another controller's check in Retry evicts the running
+ * Workload in one write, as Kueue's workload controller and job reconciler
+ * do; without a delay it is queued again at once (Requeued True
+ * BackoffFinished), with one (requeueAfterSeconds, KEP-3258) Requeued stays
+ * False until requeueState.requeueAt. */
+static void test_other_check_retry_evicts(void **state)
+{
+    (void)state;
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
+    set_cond(f.o.wl, "Admitted", "True", "Admitted", "The workload is admitted", T1);
+    add_check(f.o.wl, "prov", "Retry", "no capacity", RCF_NOW);
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    decide(&f);
+    assert_string_equal(f.plan.step, "check-retry");
+    int sus = index_of(&f.plan, RC_ACT_LOCAL_SUSPEND, 0);
+    int st = index_of(&f.plan, RC_ACT_WL_STATUS, 0);
+    assert_true(sus >= 0 && st > sus);
+    json_t *doc = patched(&f.plan.acts[st]);
+    const char *want = "Evicted due to AdmissionCheck in Retry state: \"prov\" (no capacity)";
+    json_t *e = rc_cond_find(doc, "Evicted");
+    assert_string_equal(jx_str(e, "reason"), "AdmissionCheck");
+    assert_string_equal(jx_str(e, "message"), want);
+    assert_false(rc_wl_reserved(doc));
+    assert_false(rc_cond_true(doc, "Admitted"));
+    json_t *rq = rc_cond_find(doc, "Requeued");
+    assert_string_equal(jx_str(rq, "status"), "True");
+    assert_string_equal(jx_str(rq, "reason"), "BackoffFinished");
+    assert_null(jx_get(doc, "status.requeueState"));
+    assert_true(json_is_null(jx_get(doc, "status.clusterName")));
+    assert_true(json_is_null(jx_get(doc, "status.admission")));
+    json_t *prov = rc_check_find(doc, "prov");
+    assert_string_equal(jx_str(prov, "state"), "Pending");
+    assert_int_equal(jx_int(prov, "retryCount", 0), 1);
+    assert_string_equal(jx_str(rc_check_find(doc, "mk"), "message"),
+                        "Reset to Pending after eviction. Previously: Ready");
+    json_decref(doc);
+    const struct rc_act *ev = rc_plan_find(&f.plan, RC_ACT_EVENT);
+    assert_string_equal(ev->reason, "EvictedDueToAdmissionCheck");
+    assert_string_equal(ev->message, want);
+    assert_null(rc_plan_find(&f.plan, RC_ACT_CREATE_REMOTE_JOB));
+
+    /* a delay: queued again at lastTransitionTime + requeueAfterSeconds */
+    json_object_set_new(rc_check_find(f.o.wl, "prov"), "requeueAfterSeconds", json_integer(90));
+    decide(&f);
+    doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    rq = rc_cond_find(doc, "Requeued");
+    assert_string_equal(jx_str(rq, "status"), "False");
+    assert_string_equal(jx_str(rq, "reason"), "AdmissionCheck");
+    assert_string_equal(jx_str(doc, "status.requeueState.requeueAt"), "2024-01-01T01:01:30Z");
+    assert_int_equal(jx_int(rc_check_find(doc, "prov"), "requeueAfterSeconds", 0), 90);
+    json_decref(doc);
+
+    /* with Kueue on the manager, Kueue evicts */
+    f.o.mode = RC_MODE_WITH_KUEUE;
+    decide(&f);
+    assert_string_not_equal(f.plan.step, "check-retry");
+    assert_null(rc_plan_find(&f.plan, RC_ACT_LOCAL_SUSPEND));
+    rcf_teardown(&f);
+}
+
+/* Standalone: the backoff a check asked for. Before requeueAt nothing is
+ * written and the pass comes back then; once due, requeueAt is cleared and
+ * Requeued turns True BackoffFinished, in one write. A Retry written after
+ * the eviction is reset at once, its delay added. */
+static void test_check_backoff(void **state)
+{
+    (void)state;
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Pending", NULL, 0));
+    set_cond(f.o.wl, "Requeued", "False", "AdmissionCheck", "Evicted due to ...", T1);
+    assert_int_equal(
+        jx_set_new_str(f.o.wl, "status.requeueState.requeueAt", "2024-01-01T01:00:30Z"), 0);
+    decide(&f);
+    assert_string_equal(f.plan.step, "no-reservation");
+    assert_null(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    assert_int_equal(f.plan.requeue_ms, 30000);
+
+    f.o.now = "2024-01-01T01:00:31Z";
+    decide(&f);
+    json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_WL_STATUS), 1);
+    assert_true(json_is_null(jx_get(doc, "status.requeueState.requeueAt")));
+    json_t *rq = rc_cond_find(doc, "Requeued");
+    assert_string_equal(jx_str(rq, "status"), "True");
+    assert_string_equal(jx_str(rq, "reason"), "BackoffFinished");
+    assert_string_equal(jx_str(rq, "message"), "The workload backoff was finished");
+    json_decref(doc);
+
+    /* a slower check's Retry after the eviction: reset, its delay kept */
+    f.o.now = RCF_NOW;
+    json_t *late = add_check(f.o.wl, "budget", "Retry", "over budget", RCF_NOW);
+    json_object_set_new(late, "requeueAfterSeconds", json_integer(120));
+    decide(&f);
+    assert_string_equal(f.plan.step, "check-retry-evicted");
+    doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    json_t *b = rc_check_find(doc, "budget");
+    assert_string_equal(jx_str(b, "state"), "Pending");
+    assert_int_equal(jx_int(b, "retryCount", 0), 1);
+    assert_string_equal(jx_str(doc, "status.requeueState.requeueAt"), "2024-01-01T01:02:00Z");
+    assert_string_equal(jx_str(rc_cond_find(doc, "Requeued"), "status"), "False");
+    assert_null(rc_plan_find(&f.plan, RC_ACT_LOCAL_SUSPEND));
+    json_decref(doc);
+    rcf_teardown(&f);
+}
+
+/* Standalone: another controller's Rejected check deactivates the Workload
+ * as ours does, told with that check's name and message. */
+static void test_other_check_rejected_deactivates(void **state)
+{
+    (void)state;
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
+    add_check(f.o.wl, "prov", "Rejected", "never fits", RCF_NOW);
+    f.r[0].wl = remote_wl(f.o.wl, T1);
+    decide(&f);
+    assert_string_equal(f.plan.step, "rejected-deactivate");
+    json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    assert_string_equal(jx_str(rc_cond_find(doc, "DeactivationTarget"), "message"),
+                        "Admission check(s): prov, were rejected");
+    json_decref(doc);
+    assert_string_equal(rc_plan_find(&f.plan, RC_ACT_EVENT)->message,
+                        "Deactivating workload because AdmissionCheck for prov was Rejected: "
+                        "never fits");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_WL_DEACTIVATE), 1);
+    rcf_teardown(&f);
+}
+
 /* n copies of a two-byte character: a text a cut may fall inside. */
 static char *multibyte_text(size_t n)
 {
@@ -1147,6 +1287,9 @@ int main(void)
         cmocka_unit_test(test_evicted_on_manager_with_quota),
         cmocka_unit_test(test_stopped_job_status),
         cmocka_unit_test(test_long_texts_cut_on_a_character),
+        cmocka_unit_test(test_other_check_retry_evicts),
+        cmocka_unit_test(test_check_backoff),
+        cmocka_unit_test(test_other_check_rejected_deactivates),
     };
     return cmocka_run_group_tests_name("rc_decide", tests, NULL, NULL);
 }

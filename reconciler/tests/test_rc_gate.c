@@ -336,6 +336,39 @@ static void test_window_ignores_write_waits(void **state)
     assert_true(window < N * DELAY_MS / 2);
 }
 
+/* Kueue's scheduler leaves out a Workload with a check in Retry (its
+ * eviction comes first) or in the backoff a check asked for
+ * (requeueState.requeueAt, until decide.c clears it): not reserved, nothing
+ * written; once requeueAt is cleared it is reserved. */
+static void test_holds_retry_and_backoff(void **state)
+{
+    struct rcg_fixture *f = *state;
+    mk_queue(f);
+    json_t *retry = workload("wl-r", "lq", "1", "mk");
+    json_t *c = json_pack("{s:s,s:s,s:s,s:s}", "name", "prov", "state", "Retry", "message", "no",
+                          "lastTransitionTime", T0);
+    assert_int_equal(json_array_append_new(jx_get(retry, "status.admissionChecks"), c), 0);
+    assert_int_equal(rcg_put_workload(f, retry, RC_GIX_CHANGED), 0);
+    json_t *wait = workload("wl-b", "lq", "1", "mk");
+    assert_int_equal(jx_set_new_str(wait, "status.requeueState.requeueAt", T0), 0);
+    assert_int_equal(rcg_put_workload(f, json_incref(wait), RC_GIX_CHANGED), 0);
+
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    assert_int_equal(rcg_count(f, "PATCH", WL_PATH "wl-r/status", 0), 0);
+    assert_int_equal(rcg_count(f, "PATCH", WL_PATH "wl-b/status", 0), 0);
+
+    /* the backoff over: requeueAt gone, at a new resourceVersion */
+    int before = th_nrequests(f->api);
+    jx_del(wait, "status.requeueState");
+    jx_set_new_str(wait, "metadata.resourceVersion", "11");
+    assert_int_equal(rcg_put_workload(f, wait, RC_GIX_CHANGED), 0);
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    json_t *body = body_of(rcg_last(f, "PATCH", WL_PATH "wl-b/status"));
+    assert_string_equal(jx_str(rc_cond_find(body, "QuotaReserved"), "status"), "True");
+    json_decref(body);
+    assert_int_equal(rcg_count(f, "PATCH", WL_PATH "wl-r/status", before), 0);
+}
+
 static void test_not_a_multikueue_queue(void **state)
 {
     struct rcg_fixture *f = *state;
@@ -364,6 +397,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fast_pass_keeps_the_recount, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_backlog_is_told_in_passes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_window_ignores_write_waits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_holds_retry_and_backoff, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_multikueue_queue, setup, teardown),
     };
     return cmocka_run_group_tests_name("rc_gate", tests, NULL, NULL);
