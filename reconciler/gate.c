@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "clock.h"
 #include "echo.h"
 #include "events.h"
@@ -102,15 +103,14 @@ json_t *rc_reserve_patch(const json_t *wl, const char *cq, const json_t *cqo,
                     : NULL;
     json_decref(c1);
     if (c2 && rc_wl_evicted(wl)) {
-        /* as Kueue on re-admission: the eviction becomes history */
+        /* as Kueue's SetQuotaReservation: the eviction becomes history
+         * (Requeued stays as the requeue left it) */
         char prev[600];
         const char *old = jx_str(rc_cond_find(wl, "Evicted"), "message");
-        snprintf(prev, sizeof(prev), "Previously: %.500s", old ? old : "");
+        buf_cut_fmt(prev, sizeof(prev), "Previously: %s", old ? old : "");
         json_t *c3 = rc_conds_with(c2, "Evicted", "False", "QuotaReserved", prev, now);
-        json_t *c4 = c3 ? rc_conds_with(c3, "Requeued", "False", "QuotaReserved", prev, now) : NULL;
         json_decref(c2);
-        json_decref(c3);
-        c2 = c4;
+        c2 = c3;
     }
     if (!c2)
         goto fail;

@@ -2,7 +2,9 @@
 # Standalone mode does what Kueue's core would on the manager: a Rejected
 # check deactivates the Workload and its copies go; an eviction resets
 # every check that is not Pending and stops the running manager job before
-# the job is dispatched again (shown stopped, JobSuspended); the quota gate
+# the job is dispatched again (shown stopped, JobSuspended); another
+# controller's check in Retry evicts too, and the delay it asks for
+# (requeueAfterSeconds) holds the Workload's quota until then; the quota gate
 # counts the MultiKueue check's flavors and refuses an overflow; a job's
 # kueue.x-k8s.io/priority-class label gives its Workload a
 # WorkloadPriorityClass's priority, and a change of the label changes it;
@@ -94,7 +96,10 @@ set_check() {
         grep -q "Deactivating workload because AdmissionCheck for multikueue-ac was Rejected: rejected by the test"
 }
 
-@test "an eviction resets every check, and the job is suspended until it is dispatched again" {
+# extra_check_queue: ClusterQueue team-x-cq behind the MultiKueue check and
+# a second one, extra-ac (another controller's: the test writes its state),
+# and LocalQueue team-x of NS leading to it (team-a-cq on the workers).
+extra_check_queue() {
     km apply -f - >/dev/null <<YAML
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: AdmissionCheck
@@ -127,6 +132,32 @@ metadata: {namespace: $NS, name: team-x}
 spec: {clusterQueue: $cq}
 YAML
     done
+}
+
+# retry_check JOB CHECK MESSAGE SECONDS: the check turns Retry, asking for a
+# retry in SECONDS (requeueAfterSeconds), as a controller writes it.
+retry_check() {
+    local w i now
+    w=$(rc_wl_name "$NS" "$1")
+    i=$(km -n "$NS" get workload "$w" -o json |
+        jq --arg c "$2" '.status.admissionChecks | map(.name) | index($c)')
+    now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    km -n "$NS" patch workload "$w" --subresource=status --type=json -p "[
+        {\"op\":\"replace\",\"path\":\"/status/admissionChecks/$i/state\",\"value\":\"Retry\"},
+        {\"op\":\"replace\",\"path\":\"/status/admissionChecks/$i/message\",\"value\":\"$3\"},
+        {\"op\":\"replace\",\"path\":\"/status/admissionChecks/$i/lastTransitionTime\",\"value\":\"$now\"},
+        {\"op\":\"add\",\"path\":\"/status/admissionChecks/$i/requeueAfterSeconds\",\"value\":$4}]" >/dev/null
+}
+
+requeued() {
+    rc_wl "$NS" "$1" \
+        '{.status.conditions[?(@.type=="Requeued")].status} {.status.conditions[?(@.type=="Requeued")].reason}'
+}
+
+epoch() { date -u -d "$1" +%s; }
+
+@test "an eviction resets every check, and the job is suspended until it is dispatched again" {
+    extra_check_queue
     RC_QUEUE=team-x rc_job "$NS" ev
     eventually 60 is_eq Pending check_of ev extra-ac state
     set_check ev extra-ac Ready "extra says yes"
@@ -151,6 +182,42 @@ YAML
     set_check ev extra-ac Ready "extra says yes again"
     eventually 60 is_ready "$NS" ev
     eventually 30 is_eq false suspended ev
+}
+
+@test "another controller's Retry with a delay evicts the running job; the quota waits for requeueAt" {
+    extra_check_queue
+    RC_QUEUE=team-x RC_DURATION=10m rc_job "$NS" dl
+    eventually 60 is_eq Pending check_of dl extra-ac state
+    set_check dl extra-ac Ready "extra says yes"
+    eventually 60 is_ready "$NS" dl
+    eventually 30 is_eq false suspended dl
+    # the other controller takes it back: retry in 15 s
+    retry_check dl extra-ac "capacity went away" 15
+    eventually 30 is_eq AdmissionCheck evicted_reason dl
+    local at w
+    at=$(rc_wl "$NS" dl '{.status.requeueState.requeueAt}')
+    [ -n "$at" ]
+    eq "False AdmissionCheck" "$(requeued dl)"
+    eq False "$(rc_cond "$NS" dl QuotaReserved)"
+    eq Pending "$(check_of dl extra-ac state)"
+    eq 1 "$(check_of dl extra-ac retryCount)"
+    eq 15 "$(check_of dl extra-ac requeueAfterSeconds)"
+    eq "Reset to Pending after eviction. Previously: Ready" "$(check_of dl multikueue-ac message)"
+    eq true "$(suspended dl)"
+    w=$(rc_wl_name "$NS" dl)
+    km -n "$NS" get events --field-selector "involvedObject.name=$w,reason=EvictedDueToAdmissionCheck" \
+        -o jsonpath='{.items[*].message}' |
+        grep -qF 'Evicted due to AdmissionCheck in Retry state: "extra-ac" (capacity went away)'
+    eventually 30 no_remote_objects "$NS"
+    eventually 30 is_eq "True JobSuspended" job_cond dl Suspended
+    # the backoff over: requeueAt cleared, queued again, quota reserved no sooner
+    eventually 60 is_eq "True BackoffFinished" requeued dl
+    eq "" "$(rc_wl "$NS" dl '{.status.requeueState.requeueAt}')"
+    eventually 30 is_eq True rc_cond "$NS" dl QuotaReserved
+    [ "$(epoch "$(qr_of dl lastTransitionTime)")" -ge "$(epoch "$at")" ]
+    set_check dl extra-ac Ready "extra says yes again"
+    eventually 60 is_ready "$NS" dl
+    eventually 30 is_eq false suspended dl
 }
 
 @test "a copy its worker's Kueue evicts: the Retry in Kueue's words, and the manager evicts" {
