@@ -262,7 +262,6 @@ static void suspend_local(const struct rc_obs *o, struct rc_plan *p)
         a->value = 1;
 }
 
-/* The check's message is msg as Kueue writes it (updateACS adds nothing). */
 /* Kueue's Event of an eviction for a check's Retry (reportEvictedWorkload). */
 static void eviction_event(struct rc_plan *p, const char *name, const char *msg)
 {
@@ -272,6 +271,7 @@ static void eviction_event(struct rc_plan *p, const char *name, const char *msg)
     add_event(p, "Normal", "EvictedDueToAdmissionCheck", ev);
 }
 
+/* The check's message is msg as Kueue writes it (updateACS adds nothing). */
 static void retry(const struct rc_obs *o, struct rc_plan *p, const char *msg, const char *etype)
 {
     suspend_local(o, p);
