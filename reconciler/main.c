@@ -80,22 +80,25 @@ struct app {
 
 /* ---- enqueueing from events ------------------------------------------------ */
 
-/* The bits of a Workload the quota gate cares about. */
+/* The bits of a Workload the quota gate reads (gate.c, view_of): every
+ * check's state (one in Retry or Rejected holds it), a backoff's
+ * requeueAt, and the conditions and spec fields below. */
+#define GATE_SIG_MAX 4096 /* 8 checks (the CRD's cap) of 253-byte names, and the rest */
 static void gate_sig(const json_t *wl, char *out, size_t n)
 {
-    char check[254] = "";
-    const char *st = "";
+    size_t w = (size_t)snprintf(
+        out, n, "%d%d%d%d%d%d|%lld|", rc_wl_reserved(wl), rc_wl_finished(wl), rc_wl_evicted(wl),
+        rc_wl_deleting(wl), jx_bool(wl, "spec.active", 1),
+        jx_str(wl, "status.requeueState.requeueAt") != NULL, jx_int(wl, "spec.priority", 0));
     size_t i;
     json_t *c;
     json_array_foreach(jx_get(wl, "status.admissionChecks"), i, c)
     {
-        if (jx_str(c, "state"))
-            st = jx_str(c, "state");
-        snprintf(check, sizeof(check), "%s", jx_str(c, "name") ? jx_str(c, "name") : "");
+        if (w >= n)
+            break;
+        const char *name = jx_str(c, "name"), *st = jx_str(c, "state");
+        w += (size_t)snprintf(out + w, n - w, "%s=%s;", name ? name : "", st ? st : "");
     }
-    snprintf(out, n, "%d%d%d%d%d|%lld|%s=%s", rc_wl_reserved(wl), rc_wl_finished(wl),
-             rc_wl_evicted(wl), rc_wl_deleting(wl), jx_bool(wl, "spec.active", 1),
-             jx_int(wl, "spec.priority", 0), check, st);
 }
 
 /* The Workload's ClusterQueue and change into the gate's index
@@ -141,7 +144,7 @@ static void wl_update(const char *key, json_t *old, json_t *obj, void *ud)
     rc_enqueue(&a->x, 'w', key);
     if (a->cfg.mode != RC_MODE_STANDALONE)
         return;
-    char s1[400], s2[400];
+    char s1[GATE_SIG_MAX], s2[GATE_SIG_MAX];
     json_t *o = rc_unwrap(old), *n = rc_unwrap(obj);
     gate_sig(o, s1, sizeof(s1));
     gate_sig(n, s2, sizeof(s2));
