@@ -186,6 +186,15 @@ static int requeue_at(json_t *patch, long long at_ms)
     return jx_set_new_str(patch, "requeueState.requeueAt", t);
 }
 
+/* The text of an eviction for check `name` in Retry with message msg: the
+ * Evicted condition's, Requeued's and the Event's (mkueue names the check;
+ * Kueue v0.17 writes "At least one admission check is false"). */
+static void retry_evict_text(char *out, size_t cap, const char *name, const char *msg)
+{
+    buf_cut_fmt(out, cap, "Evicted due to AdmissionCheck in Retry state: \"%s\" (%s)",
+                name ? name : "", msg ? msg : "");
+}
+
 /* Standalone: Kueue's eviction for checks in Retry (`checks`, as they are
  * before the reset; `name` the one whose message `msg` tells why), in one
  * write: what its workload controller writes (Evicted, every check not
@@ -199,8 +208,7 @@ static json_t *evict_for_retry(const struct rc_obs *o, const json_t *checks, con
                                const char *msg)
 {
     char evict[2048];
-    buf_cut_fmt(evict, sizeof(evict), "Evicted due to AdmissionCheck in Retry state: \"%s\" (%s)",
-                name, msg);
+    retry_evict_text(evict, sizeof(evict), name, msg);
     long long at = rc_checks_retry_at_ms(checks);
     int delayed = at > rc_parse_time_ms(o->now);
     json_t *reset = rc_checks_reset_on_eviction(checks, o->now);
@@ -266,8 +274,7 @@ static void suspend_local(const struct rc_obs *o, struct rc_plan *p)
 static void eviction_event(struct rc_plan *p, const char *name, const char *msg)
 {
     char ev[2048];
-    buf_cut_fmt(ev, sizeof(ev), "Evicted due to AdmissionCheck in Retry state: \"%s\" (%s)", name,
-                msg);
+    retry_evict_text(ev, sizeof(ev), name, msg);
     add_event(p, "Normal", "EvictedDueToAdmissionCheck", ev);
 }
 
@@ -420,8 +427,8 @@ static int checks_evict(const struct rc_obs *o, struct rc_plan *p)
     if (rc_wl_reserved(o->wl) && !rc_wl_evicted(o->wl)) {
         snprintf(p->step, sizeof(p->step), "check-retry");
         suspend_local(o, p);
-        add_status(p, evict_for_retry(o, checks, name ? name : "", msg ? msg : ""));
-        eviction_event(p, name ? name : "", msg ? msg : "");
+        add_status(p, evict_for_retry(o, checks, name, msg));
+        eviction_event(p, name, msg);
         return 1;
     }
     snprintf(p->step, sizeof(p->step), "check-retry-evicted");
@@ -431,8 +438,7 @@ static int checks_evict(const struct rc_obs *o, struct rc_plan *p)
     const char *cur = jx_str(o->wl, "status.requeueState.requeueAt");
     if (patch && at > rc_parse_time_ms(o->now) && at > rc_parse_time_ms(cur)) {
         char why[2048];
-        buf_cut_fmt(why, sizeof(why), "Evicted due to AdmissionCheck in Retry state: \"%s\" (%s)",
-                    name ? name : "", msg ? msg : "");
+        retry_evict_text(why, sizeof(why), name, msg);
         set_conds(patch, rc_conds_with(jx_get(o->wl, "status.conditions"), "Requeued", "False",
                                        "AdmissionCheck", why, o->now));
         if (requeue_at(patch, at) < 0) {
