@@ -233,8 +233,8 @@ e2e-asan: deps build $(ASAN_BIN)/mkueue-webhook $(ASAN_BIN)/mkueue-reconciler
 	@echo "e2e-asan: no sanitizer report"
 E2E_ASAN_TESTS ?= e2e/tests/20-webhook.bats e2e/tests/30-reconciler-job.bats \
 	e2e/tests/32-reconciler-jobset.bats e2e/tests/33-reconciler-ha.bats \
-	e2e/tests/394-why-placement.bats e2e/tests/46-reconciler-podgroups.bats \
-	e2e/tests/47-reconciler-kinds-more.bats
+	e2e/tests/38-reconciler-standalone-core.bats e2e/tests/394-why-placement.bats \
+	e2e/tests/46-reconciler-podgroups.bats e2e/tests/47-reconciler-kinds-more.bats
 
 demo: deps build
 	e2e/demo.sh

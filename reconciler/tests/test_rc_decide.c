@@ -1103,6 +1103,17 @@ static void test_check_backoff(void **state)
     assert_string_equal(jx_str(rq, "message"), "The workload backoff was finished");
     json_decref(doc);
 
+    /* a due requeueAt under a Requeued another writer already set True:
+     * only requeueAt goes, the conditions are not written */
+    set_cond(f.o.wl, "Requeued", "True", "Reactivated", "The workload was reactivated", T1);
+    decide(&f);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_WL_STATUS), 1);
+    doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+    assert_true(json_is_null(jx_get(doc, "status.requeueState.requeueAt")));
+    assert_null(jx_get(doc, "status.conditions"));
+    json_decref(doc);
+    set_cond(f.o.wl, "Requeued", "False", "AdmissionCheck", "Evicted due to ...", T1);
+
     /* a slower check's Retry after the eviction: reset, its delay kept */
     f.o.now = RCF_NOW;
     json_t *late = add_check(f.o.wl, "budget", "Retry", "over budget", RCF_NOW);
