@@ -693,6 +693,50 @@ static void explain(const struct rc_obs *o, struct rc_plan *p, int quota)
         p->acts[p->n - 1].value = (int)step;
 }
 
+/* 3 (cont.): a pod group lacking pods (a Failed one not replaced yet) says
+ * so as Kueue's pod integration does, on the Workload's condition
+ * WaitingForReplacementPods: True with Evicted's reason and message while
+ * evicted, else PodsFailed; False PodsReady once none lacks, when it was
+ * ever written. Standalone only: with Kueue on the manager, its pod
+ * integration writes it. Written alone, and the pass ends there, as in
+ * Kueue: the write's event brings the Workload back. Not on a finished
+ * Workload (ours: its pods going away is no reason to write). Returns 1
+ * when it wrote. */
+static int replacement_pods(const struct rc_obs *o, struct rc_plan *p)
+{
+    if (o->mode != RC_MODE_STANDALONE || o->group_absent < 0 || rc_wl_finished(o->wl))
+        return 0;
+    json_t *c = rc_cond_find(o->wl, RC_COND_REPLACEMENT);
+    const char *st = jx_str(c, "status"), *reason = "PodsReady";
+    const char *msg = "No pods need replacement", *want = "False";
+    if (o->group_absent > 0) {
+        json_t *ev = rc_cond_find(o->wl, "Evicted");
+        want = "True";
+        if (rc_cond_true(o->wl, "Evicted")) {
+            reason = jx_str(ev, "reason");
+            msg = jx_str(ev, "message");
+        } else if (st && strcmp(st, "True") == 0) {
+            return 0; /* Kueue keeps whatever True it said */
+        } else {
+            reason = "PodsFailed";
+            msg = "Some Failed pods need replacement";
+        }
+    } else if (!c) {
+        return 0;
+    }
+    reason = reason ? reason : "";
+    msg = msg ? msg : "";
+    const char *cr = jx_str(c, "reason"), *cm = jx_str(c, "message");
+    if (st && strcmp(st, want) == 0 && cr && strcmp(cr, reason) == 0 && cm && strcmp(cm, msg) == 0)
+        return 0;
+    json_t *patch = json_object();
+    set_conds(patch, rc_conds_with(jx_get(o->wl, "status.conditions"), RC_COND_REPLACEMENT, want,
+                                   reason, msg, o->now));
+    snprintf(p->step, sizeof(p->step), "replacement-pods");
+    add_status(p, patch);
+    return 1;
+}
+
 /* Steps 1 to 4: what the Workload, its check and its job decide before any
  * copy is looked at. Returns 1 when the plan is complete. */
 static int manager_steps(const struct rc_obs *o, struct rc_plan *p)
@@ -763,6 +807,8 @@ static int manager_steps(const struct rc_obs *o, struct rc_plan *p)
         cleanup(o, p, 1);
         return 1;
     }
+    if (replacement_pods(o, p))
+        return 1;
     stopped_job_status(o, p);
     int backed_off = backoff(o, p);
     /* 4: finished, or no quota */

@@ -26,6 +26,8 @@
 #define RC_MAX_ACTS (RC_MAX_CLUSTERS * 3 + 16)
 /* reason of the events of data-aware dispatch (step 10) */
 #define RC_REASON_DATA "MissingReferences"
+/* Kueue's pod-group condition: pods missing from their roles */
+#define RC_COND_REPLACEMENT "WaitingForReplacementPods"
 /* reason of the Warning event: a re-created copy still differs */
 #define RC_REASON_DRIFT "RemoteSpecDiffers"
 
@@ -59,7 +61,10 @@ struct rc_obs {
     int job_gone;               /* the owner job is confirmed deleted */
     int managed;                /* the job is ours (managedBy, or queue fallback) */
     int managed_by_honoured;    /* the manager's schema has the kind's managedBy */
-    struct rc_remote *remotes;  /* the config's clusters, and status.clusterName's */
+    /* A pod group's Workload: how many pods its roles lack (kinds/podgroup.h
+     * mk_pod_group_absent); -1 when not a group or not known. */
+    long long group_absent;
+    struct rc_remote *remotes; /* the config's clusters, and status.clusterName's */
     size_t nremotes;
     /* The check's MultiKueueConfig (or the check's parameters) could not be
      * read: the group is unknown and, as in Kueue, nothing is decided on it. */

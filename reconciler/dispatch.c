@@ -452,6 +452,8 @@ static void observe_owner(struct rc_ctx *x, struct held *h, json_t *owner)
     o->managed_by_honoured = x->managed_by_kept[h->kind_index];
     h->group = k->gating == MK_GATE_POD && rc_is_group_workload(o->wl);
     o->job = h->group ? group_job(x, h, &o->job_gone) : owner_job(x, h, owner, &o->job_gone);
+    if (h->group && h->members)
+        o->group_absent = mk_pod_group_absent(h->members, jx_get(o->wl, "spec.podSets"));
     /* a kind without managedBy (Pod) is always Kueue's, as in Kueue's
      * pod adapter (IsJobManagedByKueue) */
     o->managed =
@@ -536,6 +538,7 @@ static int observe(struct rc_ctx *x, const char *key, struct held *h)
     rc_now_rfc3339(h->now);
     o->now = h->now;
     h->kind_index = -1;
+    o->group_absent = -1;
     if (rc_mk_check_of(x, wl, h->check, sizeof(h->check)) == 0)
         o->check = h->check;
     rc_cq_of(x, wl, h->cq, sizeof(h->cq));

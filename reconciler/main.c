@@ -200,9 +200,25 @@ static void job_key(struct kind_ud *k, const char *key, const json_t *job, int w
         rc_enqueue(&a->x, 'w', wkey);
 }
 
+/* 1 when obj (a full object) is a pod of a pod group. Its Workload is the
+ * group's, which each member's arrival and phase concern (a copy to make
+ * on the group's worker, a failed pod to replace), as Kueue's pod
+ * reconciler follows every pod of a group. */
+static int pod_of_group(struct kind_ud *k, const json_t *obj)
+{
+    return k->a->x.kinds[k->ki]->gating == MK_GATE_POD && mk_pod_group_name(obj) != NULL;
+}
+
 static void job_add(const char *key, json_t *packed, void *ud)
 {
-    job_key(ud, key, packed, 0); /* only the key: the record suffices */
+    struct kind_ud *k = ud;
+    int member = 0;
+    if (k->a->x.kinds[k->ki]->gating == MK_GATE_POD) {
+        json_t *obj = rc_unwrap(packed);
+        member = obj && pod_of_group(k, obj);
+        json_decref(obj);
+    }
+    job_key(ud, key, packed, member); /* else only the key: the record suffices */
 }
 
 /* A job delivered again by the informer's resync is reconciled when its
@@ -230,10 +246,14 @@ static void job_update(const char *key, json_t *packed_old, json_t *packed, void
         return;
     }
     json_t *old = rc_unwrap(packed_old), *obj = rc_unwrap(packed);
-    /* our own status writes come back here: only spec/metadata changes matter */
+    /* our own status writes come back here: only spec/metadata changes
+     * matter, and a group member's phase (a Failed one makes the group
+     * short of a pod: WaitingForReplacementPods) */
+    const char *p1 = jx_str(old, "status.phase"), *p2 = jx_str(obj, "status.phase");
     int meta = jx_int(old, "metadata.generation", 0) != jx_int(obj, "metadata.generation", 0) ||
                rc_wl_deleting(old) != rc_wl_deleting(obj) ||
-               !json_equal(jx_get(old, "metadata.labels"), jx_get(obj, "metadata.labels"));
+               !json_equal(jx_get(old, "metadata.labels"), jx_get(obj, "metadata.labels")) ||
+               (pod_of_group(ud, obj) && strcmp(p1 ? p1 : "", p2 ? p2 : "") != 0);
     if (meta)
         job_key(ud, key, obj, 1);
     json_decref(old);

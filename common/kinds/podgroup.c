@@ -263,6 +263,31 @@ oom:
     return NULL;
 }
 
+long long mk_pod_group_absent(const json_t *pods, const json_t *podsets)
+{
+    long long absent = 0;
+    size_t j, i;
+    json_t *ps, *pod;
+    json_array_foreach(podsets, j, ps)
+    {
+        const char *name = jx_str(ps, "name");
+        long long count = jx_int(ps, "count", 0);
+        json_array_foreach(pods, i, pod)
+        {
+            char role[64];
+            if (!mk_pod_runnable(pod))
+                continue;
+            if (mk_pod_role(pod, role, sizeof(role)) < 0)
+                return -1;
+            if (name && strcmp(role, name) == 0)
+                count--;
+        }
+        if (count > 0)
+            absent += count;
+    }
+    return absent;
+}
+
 static int by_podset_name(const void *a, const void *b)
 {
     return strcmp(jx_str(*(json_t *const *)a, "name"), jx_str(*(json_t *const *)b, "name"));

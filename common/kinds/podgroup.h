@@ -58,6 +58,13 @@ json_t *mk_pod_group_pod_sets(const json_t *pods, char *err, size_t errlen);
  * references), empty when none; NULL when memory runs out. */
 json_t *mk_pod_group_excess(const json_t *pods, const json_t *podsets);
 
+/* How many pods the group lacks (Kueue's absentPods): for each pod set of
+ * podsets (the Workload's spec.podSets), its count less its role's
+ * runnable pods, when that is more than none. Drives Kueue's
+ * WaitingForReplacementPods. -1 when a pod's role cannot be read (Kueue
+ * then changes nothing) or memory runs out. */
+long long mk_pod_group_absent(const json_t *pods, const json_t *podsets);
+
 /* The name of the Workload a job belongs to: a grouped Pod's group name,
  * else mk_workload_name of the job. Returns 0, or -1 when it has none. */
 struct mk_kind;

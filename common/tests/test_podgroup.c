@@ -220,6 +220,48 @@ static void test_group_excess_before_and_after_the_workload(void **state)
     json_decref(pods);
 }
 
+/* Kueue's absentPods: per role, its count less its runnable pods; a Failed
+ * pod, or one deleted before it was bound, is missing; extra pods of one
+ * role do not make up for another's */
+static void test_group_absent_pods(void **state)
+{
+    (void)state;
+    json_t *pods = json_array();
+    json_array_append_new(pods, gpod("x1", "1", "3", "Running"));
+    json_array_append_new(pods, gpod("x2", "1", "3", "Succeeded"));
+    json_array_append_new(pods, gpod("y1", "2", "3", "Running"));
+    char rx[16], ry[16];
+    assert_int_equal(mk_pod_role(json_array_get(pods, 0), rx, sizeof(rx)), 0);
+    assert_int_equal(mk_pod_role(json_array_get(pods, 2), ry, sizeof(ry)), 0);
+    json_t *sets =
+        json_pack("[{s:s,s:i},{s:s,s:i}]", "name", rx, "count", 2, "name", ry, "count", 1);
+    assert_int_equal(mk_pod_group_absent(pods, sets), 0);
+
+    jx_set_new_str(json_array_get(pods, 2), "status.phase", "Failed");
+    assert_int_equal(mk_pod_group_absent(pods, sets), 1);
+    /* a third x does not stand in for the failed y */
+    json_array_append_new(pods, gpod("x3", "1", "3", "Pending"));
+    assert_int_equal(mk_pod_group_absent(pods, sets), 1);
+    /* the replacement y */
+    json_array_append_new(pods, gpod("y2", "2", "3", "Pending"));
+    assert_int_equal(mk_pod_group_absent(pods, sets), 0);
+    /* deleted before it was bound: missing again */
+    jx_set_new_str(json_array_get(pods, 4), "metadata.deletionTimestamp", "2026-01-01T00:00:09Z");
+    assert_int_equal(mk_pod_group_absent(pods, sets), 1);
+    jx_set_new_str(json_array_get(pods, 4), "spec.nodeName", "node-1");
+    assert_int_equal(mk_pod_group_absent(pods, sets), 0);
+    /* no pods at all: every count */
+    json_t *none = json_array();
+    assert_int_equal(mk_pod_group_absent(none, sets), 3);
+    /* a role that cannot be read: unknown */
+    json_object_set_new(json_object_get(json_array_get(pods, 0), "metadata"), "annotations",
+                        tj_parse("{\"kueue.x-k8s.io/role-hash\":\"\"}"));
+    assert_int_equal(mk_pod_group_absent(pods, sets), -1);
+    json_decref(none);
+    json_decref(sets);
+    json_decref(pods);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_partial_or_inconsistent_groups_wait),
         cmocka_unit_test(test_role_annotation_and_workload_name),
         cmocka_unit_test(test_group_excess_before_and_after_the_workload),
+        cmocka_unit_test(test_group_absent_pods),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -140,6 +140,29 @@ phases() { km -n "$NS" get pods -o jsonpath='{.items[*].status.phase}'; }
     eq "Running Running" "$(phases)"
 }
 
+@test "a pod of a running group fails: WaitingForReplacementPods on the Workload until a replacement pod comes, which joins the group on its worker" {
+    TOTAL=2 gpod manager g-0 >/dev/null
+    TOTAL=2 gpod manager g-1 >/dev/null
+    eventually 30 is_eq Ready wlj grp '{.status.admissionChecks[0].state}'
+    c=$(wlj grp '{.status.clusterName}')
+    eventually 30 is_eq 2 running_on "$c"
+    eq "" "$(wlj grp '{.status.conditions[?(@.type=="WaitingForReplacementPods")].status}')"
+    # g-1 fails on the worker; its manager pod mirrors it: Kueue's words
+    k "$c" -n "$NS" annotate --overwrite pod g-1 mkueue.test/result=Failed mkueue.test/duration=0s >/dev/null
+    eventually 30 is_eq Failed pj manager g-1 '{.status.phase}'
+    eventually 30 is_eq "True PodsFailed Some Failed pods need replacement" \
+        wlj grp '{.status.conditions[?(@.type=="WaitingForReplacementPods")].status} {.status.conditions[?(@.type=="WaitingForReplacementPods")].reason} {.status.conditions[?(@.type=="WaitingForReplacementPods")].message}'
+    eq "" "$(wlj grp '{.status.conditions[?(@.type=="Finished")].status}')"
+    # a replacement: copied to the same worker, the condition False
+    TOTAL=2 gpod manager g-2 >/dev/null
+    eventually 30 is_eq g-2 pj "$c" g-2 '{.metadata.name}'
+    eq grp "$(pj "$c" g-2 '{.metadata.labels.kueue\.x-k8s\.io/prebuilt-workload-name}')"
+    eventually 30 is_eq "False PodsReady No pods need replacement" \
+        wlj grp '{.status.conditions[?(@.type=="WaitingForReplacementPods")].status} {.status.conditions[?(@.type=="WaitingForReplacementPods")].reason} {.status.conditions[?(@.type=="WaitingForReplacementPods")].message}'
+    other=worker-1; [ "$c" = worker-1 ] && other=worker-2
+    eq 0 "$(remote_pods "$other")"
+}
+
 @test "StatefulSet of 3: one Workload, the whole set on one worker, manager pods gated, deletion cleans up" {
     km apply -f - >/dev/null <<YAML
 apiVersion: apps/v1

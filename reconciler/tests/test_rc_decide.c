@@ -1131,6 +1131,67 @@ static void test_check_backoff(void **state)
     rcf_teardown(&f);
 }
 
+/* WaitingForReplacementPods of a pod group's Workload (standalone), as
+ * Kueue's pod integration writes it. */
+static void assert_replacement(struct rc_fixture *f, const char *status, const char *reason,
+                               const char *msg, const char *ltt)
+{
+    decide(f);
+    assert_string_equal(f->plan.step, "replacement-pods");
+    assert_int_equal(f->plan.n, 1); /* written alone, the pass ends */
+    json_t *doc = patched(rc_plan_find(&f->plan, RC_ACT_WL_STATUS));
+    json_t *c = rc_cond_find(doc, RC_COND_REPLACEMENT);
+    assert_string_equal(jx_str(c, "status"), status);
+    assert_string_equal(jx_str(c, "reason"), reason);
+    assert_string_equal(jx_str(c, "message"), msg);
+    assert_string_equal(jx_str(c, "lastTransitionTime"), ltt);
+    json_decref(doc);
+}
+
+static void test_group_waiting_for_replacement_pods(void **state)
+{
+    (void)state;
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
+    f.o.group_absent = 1;
+    assert_replacement(&f, "True", "PodsFailed", "Some Failed pods need replacement", NOW);
+    /* already said: nothing more, the pass goes on */
+    set_cond(f.o.wl, RC_COND_REPLACEMENT, "True", "PodsFailed", "Some Failed pods need replacement",
+             T1);
+    decide(&f);
+    assert_string_not_equal(f.plan.step, "replacement-pods");
+    /* evicted meanwhile: the eviction's words (the status, so its time, kept) */
+    set_cond(f.o.wl, "Evicted", "True", "Preempted", "Preempted to accommodate x", T1);
+    assert_replacement(&f, "True", "Preempted", "Preempted to accommodate x", T1);
+    set_cond(f.o.wl, "Evicted", "False", "QuotaReserved", "Previously: preempted", T1);
+    /* the replacement came: False, once */
+    f.o.group_absent = 0;
+    assert_replacement(&f, "False", "PodsReady", "No pods need replacement", NOW);
+    set_cond(f.o.wl, RC_COND_REPLACEMENT, "False", "PodsReady", "No pods need replacement", T1);
+    decide(&f);
+    assert_string_not_equal(f.plan.step, "replacement-pods");
+    /* never written when nothing ever lacked, nor when not known */
+    rcf_teardown(&f);
+    rcf_setup(&f, manager_wl("Ready", "worker-1", 1));
+    f.o.group_absent = 0;
+    decide(&f);
+    assert_null(rc_cond_find(f.o.wl, RC_COND_REPLACEMENT));
+    assert_string_not_equal(f.plan.step, "replacement-pods");
+    f.o.group_absent = -1;
+    decide(&f);
+    assert_string_not_equal(f.plan.step, "replacement-pods");
+    /* with Kueue on the manager its pod integration writes it; finished: not */
+    f.o.group_absent = 2;
+    f.o.mode = RC_MODE_WITH_KUEUE;
+    decide(&f);
+    assert_string_not_equal(f.plan.step, "replacement-pods");
+    f.o.mode = RC_MODE_STANDALONE;
+    set_cond(f.o.wl, "Finished", "True", "Succeeded", "done", T1);
+    decide(&f);
+    assert_string_equal(f.plan.step, "finished");
+    rcf_teardown(&f);
+}
+
 /* Standalone: another controller's Rejected check deactivates the Workload
  * as ours does, told with that check's name and message. */
 static void test_other_check_rejected_deactivates(void **state)
@@ -1301,6 +1362,7 @@ int main(void)
         cmocka_unit_test(test_other_check_retry_evicts),
         cmocka_unit_test(test_check_backoff),
         cmocka_unit_test(test_other_check_rejected_deactivates),
+        cmocka_unit_test(test_group_waiting_for_replacement_pods),
     };
     return cmocka_run_group_tests_name("rc_decide", tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@ void rcf_setup(struct rc_fixture *f, json_t *wl)
     f->o.job = rcf_local_job(0);
     f->o.managed = 1;
     f->o.managed_by_honoured = 1;
+    f->o.group_absent = -1;
     f->o.remotes = f->r;
     f->o.nremotes = 2;
     f->r[0] = (struct rc_remote){.cluster = "worker-1", .in_config = 1, .available = 1};
