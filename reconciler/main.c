@@ -212,13 +212,9 @@ static int pod_of_group(struct kind_ud *k, const json_t *obj)
 static void job_add(const char *key, json_t *packed, void *ud)
 {
     struct kind_ud *k = ud;
-    int member = 0;
-    if (k->a->x.kinds[k->ki]->gating == MK_GATE_POD) {
-        json_t *obj = rc_unwrap(packed);
-        member = obj && pod_of_group(k, obj);
-        json_decref(obj);
-    }
-    job_key(ud, key, packed, member); /* else only the key: the record suffices */
+    json_t *obj = k->a->x.kinds[k->ki]->gating == MK_GATE_POD ? rc_unwrap(packed) : NULL;
+    job_key(ud, key, packed, obj && pod_of_group(k, obj)); /* else the record suffices */
+    json_decref(obj);
 }
 
 /* A job delivered again by the informer's resync is reconciled when its
