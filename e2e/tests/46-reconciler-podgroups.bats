@@ -77,6 +77,16 @@ no_remote_objects_here() { [ "$(remote_pods worker-1 "$@")$(remote_pods worker-2
 waited_for() { grep 'no workload for the pod group yet' "$LOG" | grep -q "$NS/$1"; }
 phases() { km -n "$NS" get pods -o jsonpath='{.items[*].status.phase}'; }
 
+# group_of_two_running: pods g-0 and g-1 of a group of 2, admitted and
+# Running on their worker, whose name goes into c.
+group_of_two_running() {
+    TOTAL=2 gpod manager g-0 >/dev/null
+    TOTAL=2 gpod manager g-1 >/dev/null
+    eventually 30 is_eq Ready wlj grp '{.status.admissionChecks[0].state}'
+    c=$(wlj grp '{.status.clusterName}')
+    eventually 30 is_eq 2 running_on "$c"
+}
+
 @test "pod group of 3: waits for its third pod, then runs whole on one worker, mirrored, finished and removed together" {
     gpod manager g-0 >/dev/null
     gpod manager g-1 >/dev/null
@@ -122,11 +132,7 @@ phases() { km -n "$NS" get pods -o jsonpath='{.items[*].status.phase}'; }
 }
 
 @test "pod group of 2 given a third pod once admitted: Kueue's excess removal deletes it, the worker keeps two" {
-    TOTAL=2 gpod manager g-0 >/dev/null
-    TOTAL=2 gpod manager g-1 >/dev/null
-    eventually 30 is_eq Ready wlj grp '{.status.admissionChecks[0].state}'
-    c=$(wlj grp '{.status.clusterName}')
-    eventually 30 is_eq 2 running_on "$c"
+    group_of_two_running
     TOTAL=2 gpod manager g-2 >/dev/null
     # the newest pod past the role's count goes, as Kueue's cleanupExcessPods
     eventually 30 is_eq "" km -n "$NS" get pod g-2 -o name --ignore-not-found
@@ -141,11 +147,7 @@ phases() { km -n "$NS" get pods -o jsonpath='{.items[*].status.phase}'; }
 }
 
 @test "a pod of a running group fails: WaitingForReplacementPods on the Workload until a replacement pod comes, which joins the group on its worker" {
-    TOTAL=2 gpod manager g-0 >/dev/null
-    TOTAL=2 gpod manager g-1 >/dev/null
-    eventually 30 is_eq Ready wlj grp '{.status.admissionChecks[0].state}'
-    c=$(wlj grp '{.status.clusterName}')
-    eventually 30 is_eq 2 running_on "$c"
+    group_of_two_running
     eq "" "$(wlj grp '{.status.conditions[?(@.type=="WaitingForReplacementPods")].status}')"
     # g-1 fails on the worker; its manager pod mirrors it: Kueue's words
     k "$c" -n "$NS" annotate --overwrite pod g-1 mkueue.test/result=Failed mkueue.test/duration=0s >/dev/null
