@@ -16,7 +16,8 @@ import re
 import sys
 
 MODES = ["mkueue-standalone", "mkueue-with-kueue", "kueue"]
-ORDER = MODES[:2] + ["kueue-in-with-kueue"] + MODES[2:] + ["floor"]
+# "mkueue": webhook*.json's column (beside "floor" and "kueue")
+ORDER = ["mkueue"] + MODES[:2] + ["kueue-in-with-kueue"] + MODES[2:] + ["floor"]
 # the latency runs: (key prefix, key of its rate, the rate of files written
 # before the rate was recorded: BENCH_RATE's default then); BENCH_RATE_LOW's
 # run is the one the managers' 50 queries/s carry

@@ -1101,10 +1101,11 @@ static void print_report(const struct report *rep)
     }
 }
 
-/* build/bench/webhook.json: {"bench":"webhook","host":{...},"rows":[...]},
+/* build/bench/webhook.json: {"bench":TITLE,"host":{...},"rows":[...]},
  * one member per target in each row's values (a figure not measured is
  * left out). */
-static void write_json(const struct report *rep, const char *path, double load1, const char *cond)
+static void write_json(const struct report *rep, const char *path, const char *title, double load1,
+                       const char *cond)
 {
     json_t *rows = json_array();
     for (int i = 0; i < rep->nrows; i++) {
@@ -1116,7 +1117,7 @@ static void write_json(const struct report *rep, const char *path, double load1,
         json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:o}", "metric", r->metric, "unit",
                                               r->unit, "better", r->better, "values", vals));
     }
-    json_t *doc = json_pack("{s:s, s:{s:i, s:f}, s:s, s:o}", "bench", "webhook", "host", "cores",
+    json_t *doc = json_pack("{s:s, s:{s:i, s:f}, s:s, s:o}", "bench", title, "host", "cores",
                             (int)sysconf(_SC_NPROCESSORS_ONLN), "load1", load1, "conditions", cond,
                             "rows", rows);
     if (!doc || json_dump_file(doc, path, JSON_INDENT(1) | JSON_REAL_PRECISION(6)) != 0)
@@ -1142,29 +1143,20 @@ int main(int argc, char **argv)
     int nconn = 8, nfresh = 200, rounds = 3;
     unsigned threads = 2;
     static struct option opts[] = {
-        {"webhook", required_argument, 0, 'w'},
-        {"rate", required_argument, 0, 'r'},
-        {"duration", required_argument, 0, 'd'},
-        {"connections", required_argument, 0, 'c'},
-        {"threads", required_argument, 0, 't'},
-        {"static-server", required_argument, 0, 's'},
-        {"hardening", no_argument, 0, 'H'},
-        {"old", no_argument, 0, 'O'},
-        {"no-hardening", no_argument, 0, 'N'},
-        {"fresh", required_argument, 0, 'F'},
-        {"kueue-url", required_argument, 0, 'k'},
-        {"kueue-ca", required_argument, 0, 'a'},
-        {"kueue-pid", required_argument, 0, 'p'},
-        {"json", required_argument, 0, 'j'},
-        {"trace", required_argument, 0, 'T'},
-        {"help", no_argument, 0, 'h'},
-        {"baseline", required_argument, 0, 'b'},
-        {"rounds", required_argument, 0, 'R'},
-        {0, 0, 0, 0},
+        {"webhook", required_argument, 0, 'w'},   {"rate", required_argument, 0, 'r'},
+        {"duration", required_argument, 0, 'd'},  {"connections", required_argument, 0, 'c'},
+        {"threads", required_argument, 0, 't'},   {"static-server", required_argument, 0, 's'},
+        {"hardening", no_argument, 0, 'H'},       {"old", no_argument, 0, 'O'},
+        {"no-hardening", no_argument, 0, 'N'},    {"fresh", required_argument, 0, 'F'},
+        {"kueue-url", required_argument, 0, 'k'}, {"kueue-ca", required_argument, 0, 'a'},
+        {"kueue-pid", required_argument, 0, 'p'}, {"json", required_argument, 0, 'j'},
+        {"trace", required_argument, 0, 'T'},     {"help", no_argument, 0, 'h'},
+        {"baseline", required_argument, 0, 'b'},  {"rounds", required_argument, 0, 'R'},
+        {"title", required_argument, 0, 'L'},     {0, 0, 0, 0},
     };
     int o, static_port = 0, only_hardening = 0, old = 0, no_hardening = 0;
     const char *trace_path = NULL, *kueue_url = NULL, *kueue_ca = NULL, *json_path = NULL;
-    const char *baseline = NULL;
+    const char *baseline = NULL, *title = "webhook";
     pid_t kueue_pid = 0;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -1219,16 +1211,20 @@ int main(int argc, char **argv)
         case 'R':
             rounds = atoi(optarg);
             break;
+        case 'L':
+            title = optarg;
+            break;
         default:
             printf("usage: wh-bench [--webhook BIN] [--rate N] [--duration S] [--connections N]\n"
                    "                [--threads N] [--fresh N] [--json FILE] [--trace FILE]\n"
                    "                [--kueue-url URL --kueue-ca FILE [--kueue-pid PID]]\n"
                    "                [--baseline BIN] [--rounds N] [--hardening | --no-hardening]\n"
-                   "                [--old]\n"
+                   "                [--old] [--title NAME]\n"
                    "  --fresh N      reviews on a new TLS connection each, per server (200)\n"
                    "  --rounds N     the fixed-rate and closed-loop phases N times each, the\n"
                    "                 servers taking turns; the median round is reported (3)\n"
                    "  --json FILE    the figures as JSON (build/bench/webhook.json)\n"
+                   "  --title NAME   the JSON's bench name, the table's heading (webhook)\n"
                    "  --trace FILE   per request of the fixed-rate phases: server, send time\n"
                    "                 (s), latency (ms), new connections made\n"
                    "  --kueue-url    Kueue's webhook server (https://host:port), answering the\n"
@@ -1382,10 +1378,10 @@ int main(int argc, char **argv)
         }
     }
 
-    printf("mkueue-webhook benchmark: %u server threads, %d kept-alive TLS connections, "
+    printf("mkueue-webhook benchmark (%s): %u server threads, %d kept-alive TLS connections, "
            "%zu-byte Job AdmissionReview (mutate and validate alternating), median of %d "
            "rounds%s\n",
-           threads, nconn, body_len, rounds,
+           title, threads, nconn, body_len, rounds,
            kueue_url ? "; Kueue's controller-manager answers the same review" : "");
     struct result fixed[MAX_TARGETS], closed[MAX_TARGETS];
     double idle[MAX_TARGETS], fr[MAX_TARGETS][2];
@@ -1463,7 +1459,7 @@ int main(int argc, char **argv)
                  "%u server threads, %d kept-alive TLS connections, %.0f reviews/s for %.0f s, "
                  "median of %d rounds, load1 %.2f at the end",
                  threads, nconn, rate, secs, rounds, load1());
-        write_json(&rep, json_path, load_start, cond);
+        write_json(&rep, json_path, title, load_start, cond);
     }
 
     stop(wt.pid);
