@@ -321,6 +321,10 @@ static const struct fl_flag keys[] = {
      .help = "copies go only to workers having the PVCs, ConfigMaps, Secrets and "
              "ServiceAccount the job references, while one has them all",
      .key = "dataAwareDispatch"},
+    {"short-workload-names", FL_BOOL, R(short_workload_names),
+     .help = "Workload names of at most 63 characters, as Kueue's ShortWorkloadNames feature "
+             "gate (with-kueue: as the manager's Kueue names them)",
+     .key = "shortWorkloadNames"},
     {"leader-elect", FL_BOOL, R(leader_elect), .help = "elect a leader with a Lease",
      .key = "leaderElection.leaderElect"},
     {"lease-name", FL_BUF, R(lease_name), .help = "name of the Lease",

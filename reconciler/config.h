@@ -66,6 +66,9 @@ struct rc_config {
     long probe_interval_ms;    /* reachability probe of workers, 0 = off */
     int leader_elect;
     int data_aware; /* dataAwareDispatch (default on): decide.c step 10 */
+    /* shortWorkloadNames (default off): Workload names of at most 63
+     * characters, Kueue's ShortWorkloadNames feature gate (kinds.h) */
+    int short_workload_names;
     char lease_name[64];
     long lease_duration_ms, renew_deadline_ms, retry_period_ms;
     char identity[128]; /* "" = hostname_<random> */

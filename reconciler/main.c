@@ -726,6 +726,7 @@ static int setup_state(struct app *a, char *err, size_t errlen)
 {
     struct rc_ctx *x = &a->x;
     x->cfg = &a->cfg;
+    mk_set_short_workload_names(a->cfg.short_workload_names); /* before any thread */
     pthread_mutex_init(&x->mu, NULL);
     x->rounds = smap_new();
     x->deleted = smap_new();

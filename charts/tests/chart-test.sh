@@ -270,7 +270,7 @@ check $D "self-managed: emptyDir certs, flags name the Secret, Service and confi
      and (deploy("webhook").spec.template.spec.volumes[] | select(.name == "certs") | .emptyDir.medium == "Memory")
      and (obj("Secret"; "rel-mkueue-webhook-tls") | .type == "Opaque" and (.data | not))
      and ([$a[] | select(startswith("--tls-"))] | length) == 0'
-check $D "reconciler config: mode, origin, leader election lease, enabled kinds, 8 threads" \
+check $D "reconciler config: mode, origin, leader election lease, enabled kinds, 8 threads, Kueue's names" \
     'obj("ConfigMap"; "rel-mkueue-reconciler").data["config.yaml"] as $c
      | ($c | test("(?m)^mode: standalone$")) and ($c | test("(?m)^origin: \"multikueue\"$"))
      and ($c | test("(?m)^  leaseName: rel-mkueue-reconciler$"))
@@ -280,6 +280,7 @@ check $D "reconciler config: mode, origin, leader election lease, enabled kinds,
       and ($c | test("(?m)^- ray.io/rayservice$"))
      and ($c | test("(?m)^namespace: " + $ns + "$"))
      and ($c | test("(?m)^workers: 8$"))
+     and ($c | test("(?m)^shortWorkloadNames: false$"))
      and (args("reconciler") == ["--config=/etc/mkueue/config/config.yaml"])
      and (deploy("reconciler").spec.template.metadata.annotations["checksum/config"] | length) == 16'
 check $D "image from the chart's appVersion" \

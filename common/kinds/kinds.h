@@ -123,9 +123,15 @@ const char *mk_managed_by(const struct mk_kind *k, const json_t *job);
 int mk_is_managed(const struct mk_kind *k, const json_t *job);
 
 /* Workload name per Kueue: lower(kind)-name truncated to 247, "-", and the
- * first 5 hex digits of sha1(kind\ngroup\nname\nuid). Returns 0 or -1. */
+ * first 5 hex digits of sha1(kind\ngroup\nname\nuid). Returns 0 or -1.
+ * With short names on, the prefix is truncated to 57 instead, so that the
+ * name (at most 63) fits a label value: Kueue's ShortWorkloadNames feature
+ * gate. mk_set_short_workload_names is called once, before any thread
+ * starts (a process-wide setting, as Kueue's feature gates). */
+#define MK_LABEL_VALUE_MAX 63 /* Kubernetes' cap on a label value */
 int mk_workload_name(const char *kind, const char *group, const char *name, const char *uid,
                      char *out, size_t outlen);
+void mk_set_short_workload_names(int on);
 
 /* A LeaderWorkerSet's replicas (spec.replicas, default 1), -1 when not an
  * integer in 0..MK_LWS_MAX_REPLICAS; and the Workload name of replica

@@ -193,6 +193,15 @@ int mk_is_managed(const struct mk_kind *k, const json_t *job)
     return m && strcmp(m, MK_MANAGED_BY) == 0;
 }
 
+#define WL_NAME_MAX      253 /* an object name's cap */
+#define WL_NAME_HASH_LEN 5
+static int short_workload_names;
+
+void mk_set_short_workload_names(int on)
+{
+    short_workload_names = on;
+}
+
 int mk_workload_name(const char *kind, const char *group, const char *name, const char *uid,
                      char *out, size_t outlen)
 {
@@ -204,8 +213,9 @@ int mk_workload_name(const char *kind, const char *group, const char *name, cons
     unsigned char md[SHA_DIGEST_LENGTH];
     SHA1((const unsigned char *)h, strlen(h), md);
     free(h);
-    char prefix[248];
-    int n = snprintf(prefix, sizeof(prefix), "%s-%s", kind, name); /* truncated to 247 */
+    char prefix[WL_NAME_MAX - WL_NAME_HASH_LEN]; /* 247 characters and the NUL */
+    size_t cap = (short_workload_names ? MK_LABEL_VALUE_MAX : WL_NAME_MAX) - 1 - WL_NAME_HASH_LEN;
+    int n = snprintf(prefix, cap + 1, "%s-%s", kind, name); /* truncated to cap */
     if (n < 0)
         return -1;
     for (char *p = prefix; *p; p++)
@@ -256,6 +266,21 @@ json_t *mk_pod_sets(const struct mk_kind *k, const json_t *job, char *err, size_
     return out;
 }
 
+/* The Workload a worker's Kueue is to use for the copy: the label
+ * kueue.x-k8s.io/prebuilt-workload-name, which Kueue v0.17 reads; a name
+ * longer than a label value can hold goes into the annotation of the same
+ * name instead (Kueue's own fallback since v0.18; a worker with an older
+ * Kueue reads only the label); the other of the two, if the job had it,
+ * goes, so that they never name different Workloads. */
+static int set_prebuilt(json_t *copy, const char *workload_name)
+{
+    static const char *const label = "metadata.labels[" MK_PREBUILT "]";
+    static const char *const annotation = "metadata.annotations[" MK_PREBUILT "]";
+    int fits = strlen(workload_name) <= MK_LABEL_VALUE_MAX;
+    jx_del(copy, fits ? annotation : label);
+    return jx_set_new_str(copy, fits ? label : annotation, workload_name);
+}
+
 json_t *mk_remote_copy(const struct mk_kind *k, const json_t *job, const char *origin,
                        const char *workload_name)
 {
@@ -278,8 +303,7 @@ json_t *mk_remote_copy(const struct mk_kind *k, const json_t *job, const char *o
     json_object_del(copy, "status");
     if (jx_set_new_str(copy, "metadata.labels[" MK_ORIGIN_LABEL "]", origin) < 0)
         goto fail;
-    if (k->prebuilt_allowed && workload_name &&
-        jx_set_new_str(copy, "metadata.labels[" MK_PREBUILT "]", workload_name) < 0)
+    if (k->prebuilt_allowed && workload_name && set_prebuilt(copy, workload_name) < 0)
         goto fail;
     if (k->managed_by_path)
         jx_del(copy, k->managed_by_path);

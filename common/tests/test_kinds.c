@@ -106,6 +106,62 @@ static void test_workload_name_is_kueues(void **state)
     assert_string_equal(name, "pod-p1-d44fc");
 }
 
+/* Kueue's own cases (jobframework's workload_names_test.go, a batch/v1 Job
+ * of uid "uid"): with the ShortWorkloadNames gate the prefix is cut to 57,
+ * so the name fits a label value; a name short enough is the same either
+ * way. */
+static void test_short_workload_names(void **state)
+{
+    (void)state;
+    static const char owner[] =
+        "marketing-campaign-autumn-2024-region-north-america-department-digital-strategy-sub-"
+        "department-social-media-engagement-tracker-and-analytics-dashboard-v2-final-revision-"
+        "by-engineering-team-lead-senior-architect-validation-checked-approved-by-legal-and-ops-"
+        "dept";
+    char name[300];
+    assert_int_equal(mk_workload_name("Job", "batch", owner, "uid", name, sizeof(name)), 0);
+    assert_int_equal(strlen(name), 253);
+    assert_string_equal(name + 247, "-218b8");
+    mk_set_short_workload_names(1);
+    assert_int_equal(mk_workload_name("Job", "batch", owner, "uid", name, sizeof(name)), 0);
+    assert_string_equal(name, "job-marketing-campaign-autumn-2024-region-north-america-d-218b8");
+    assert_int_equal(strlen(name), MK_LABEL_VALUE_MAX);
+    assert_int_equal(mk_workload_name("Job", "batch", "name", "uid", name, sizeof(name)), 0);
+    assert_string_equal(name, "job-name-ef3a1");
+    mk_set_short_workload_names(0);
+    assert_int_equal(mk_workload_name("Job", "batch", "name", "uid", name, sizeof(name)), 0);
+    assert_string_equal(name, "job-name-ef3a1");
+}
+
+/* A Workload name longer than a label value holds goes into the annotation
+ * of the same name (Kueue's fallback), and a label the job had goes. */
+static void test_remote_copy_long_prebuilt_name(void **state)
+{
+    (void)state;
+    const struct mk_kind *k = mk_kind_by_gvk("batch/v1", "Job");
+    json_t *job = tj_parse("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{"
+                           "\"name\":\"j\",\"namespace\":\"ns\",\"labels\":{"
+                           "\"kueue.x-k8s.io/prebuilt-workload-name\":\"stale\"},"
+                           "\"annotations\":{\"kueue.x-k8s.io/prebuilt-workload-name\":\"old\"}},"
+                           "\"spec\":{\"template\":{}}}");
+    char wl[MK_LABEL_VALUE_MAX + 2];
+    memset(wl, 'w', sizeof(wl) - 1);
+    wl[sizeof(wl) - 1] = '\0'; /* 64 characters */
+    json_t *c = mk_remote_copy(k, job, "o", wl);
+    assert_non_null(c);
+    assert_string_equal(jx_str(c, "metadata.annotations[kueue.x-k8s.io/prebuilt-workload-name]"),
+                        wl);
+    assert_null(jx_get(c, "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]"));
+    json_decref(c);
+    wl[MK_LABEL_VALUE_MAX] = '\0'; /* 63: a label, the job's annotation gone */
+    c = mk_remote_copy(k, job, "o", wl);
+    assert_non_null(c);
+    assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]"), wl);
+    assert_null(jx_get(c, "metadata.annotations[kueue.x-k8s.io/prebuilt-workload-name]"));
+    json_decref(c);
+    json_decref(job);
+}
+
 static void test_job_pod_sets_and_min_parallelism(void **state)
 {
     (void)state;
@@ -544,6 +600,8 @@ int main(void)
         cmocka_unit_test(test_every_kind_of_the_reference_is_registered),
         cmocka_unit_test(test_webhook_paths_follow_kueue),
         cmocka_unit_test(test_workload_name_is_kueues),
+        cmocka_unit_test(test_short_workload_names),
+        cmocka_unit_test(test_remote_copy_long_prebuilt_name),
         cmocka_unit_test(test_job_pod_sets_and_min_parallelism),
         cmocka_unit_test(test_pod_sets_copied_or_shared),
         cmocka_unit_test(test_jobset_pod_sets),
