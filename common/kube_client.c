@@ -45,7 +45,7 @@ struct kc_client {
     int pool_size;
     int (*may_write)(void *ud, const char *method, const char *path);
     void *may_write_ud;
-    void (*on_done)(void *ud, const char *method, long http);
+    void (*on_done)(void *ud, const char *method, const struct kc_status *st);
     void *on_done_ud;
 
     pthread_mutex_t pool_lock;
@@ -336,11 +336,12 @@ static size_t on_stream(char *p, size_t sz, size_t n, void *ud)
 /* ---- limiter and handle pool ----------------------------------------------- */
 
 /* Token bucket: reserve a token now and sleep off any debt outside the lock,
- * so waiting callers queue fairly without spinning. */
-static void rl_wait(struct kc_client *c)
+ * so waiting callers queue fairly without spinning. Returns the seconds
+ * slept. */
+static double rl_wait(struct kc_client *c)
 {
     if (c->qps <= 0)
-        return;
+        return 0;
     pthread_mutex_lock(&c->rl_lock);
     double now = (double)clk_now_ns() / 1e9;
     c->tokens += (now - c->last_s) * c->qps;
@@ -352,6 +353,7 @@ static void rl_wait(struct kc_client *c)
     pthread_mutex_unlock(&c->rl_lock);
     if (wait > 0)
         clk_nap_ms((long)(wait * 1000) + 1); /* rounded up: a token is due by then */
+    return wait;
 }
 
 static CURL *pool_get(struct kc_client *c)
@@ -593,7 +595,7 @@ static int prepare(struct kc_client *c, const char *path, const char *query,
     int rc = make_headers(c, content_type, stream, hdrs, st);
     if (rc != MK_OK)
         return rc;
-    rl_wait(c);
+    st->throttled_s = rl_wait(c);
     return MK_OK;
 }
 
@@ -695,7 +697,7 @@ out:
     if (rc == MK_ERR_NOMEM && !st->message[0])
         snprintf(st->message, sizeof(st->message), "out of memory");
     if (c->on_done)
-        c->on_done(c->on_done_ud, method, st->http);
+        c->on_done(c->on_done_ud, method, st);
     pool_put(c, x.h);
     free_headers(hdrs);
     buf_free(&x.body);

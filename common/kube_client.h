@@ -37,6 +37,7 @@ struct kc_status {
     char message[512];  /* Status.message, or the transport error */
     long retry_after_s; /* Retry-After header (429/503) or details.retryAfterSeconds, else 0 */
     int transport_code; /* CURLcode when rc == MK_ERR_TRANSPORT */
+    double throttled_s; /* seconds waited for this client's rate limiter (qps) */
 };
 
 #define kc_is_not_found(st)      ((st)->http == 404)
@@ -75,9 +76,10 @@ struct kc_options {
     int (*may_write)(void *ud, const char *method, const char *path);
     void *may_write_ud;
     /* Told after each request (not streams) on the requesting thread: its
-     * method and HTTP status (0: no answer, refused or failed before it),
-     * for client-go's rest_client_requests_total. NULL: not told. */
-    void (*on_done)(void *ud, const char *method, long http);
+     * method and status (st->http 0: no answer, refused or failed before
+     * it; st->throttled_s), for client-go's rest_client_requests_total and
+     * rest_client_rate_limiter_duration_seconds. NULL: not told. */
+    void (*on_done)(void *ud, const char *method, const struct kc_status *st);
     void *on_done_ud;
 };
 

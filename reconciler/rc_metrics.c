@@ -206,6 +206,13 @@ int rc_metrics_init(struct rc_metrics *m)
                              "Requests to the manager's API server, by status code, host and "
                              "method (client-go's name).",
                              rq);
+    /* client-go's buckets: a wait of seconds means a budget too small */
+    static const double rl_buckets[] = {0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60};
+    static const char *const rl[] = {"verb", "host", NULL};
+    m->throttled = mt_histogram(m->reg, "rest_client_rate_limiter_duration_seconds",
+                                "Time requests to the manager's API server waited for the "
+                                "client's qps budget, by verb and host (client-go's name).",
+                                rl, rl_buckets, sizeof(rl_buckets) / sizeof(rl_buckets[0]));
     m->events_dropped =
         mt_counter(m->reg, "mkueue_events_dropped_total",
                    "Events not posted because RC_EVENTS_QUEUE_MAX were waiting.", NULL);
@@ -214,7 +221,7 @@ int rc_metrics_init(struct rc_metrics *m)
     if (register_queue_families(m) < 0 || !m->heap || !m->dispatched || !m->admitted ||
         !m->connected || !m->reconcile || !m->sync_lag || !m->remote_err || !m->leader ||
         !m->tracked || !m->gc_deleted || !m->quota || !m->gate_passes || !m->not_served ||
-        !m->requests || !m->events_dropped) {
+        !m->requests || !m->throttled || !m->events_dropped) {
         rc_metrics_free(m);
         return -1;
     }
@@ -227,16 +234,18 @@ void rc_metrics_free(struct rc_metrics *m)
     memset(m, 0, sizeof(*m));
 }
 
-void rc_metric_manager_request(void *ud, const char *method, long http)
+void rc_metric_manager_request(void *ud, const char *method, const struct kc_status *st)
 {
     struct rc_metrics *m = ud;
     char code[24];
-    if (http > 0)
-        snprintf(code, sizeof(code), "%ld", http);
+    if (st->http > 0)
+        snprintf(code, sizeof(code), "%ld", st->http);
     else
         snprintf(code, sizeof(code), "<error>");
     const char *v[] = {code, m->mgr_host, method};
     mt_inc(m->requests, v, 1);
+    const char *w[] = {method, m->mgr_host};
+    mt_observe(m->throttled, w, st->throttled_s);
 }
 
 void rc_metric_dispatched(struct rc_metrics *m, const char *cq, const char *cluster)

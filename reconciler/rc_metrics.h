@@ -3,6 +3,7 @@
 #ifndef MKUEUE_RC_METRICS_H
 #define MKUEUE_RC_METRICS_H
 
+#include "kube_client.h"
 #include "metrics.h"
 #include "workqueue.h"
 
@@ -22,6 +23,7 @@ struct rc_metrics {
     struct mt_family *heap;        /* mkueue_heap_inuse_bytes (malloc view) */
     struct mt_family *not_served;  /* mkueue_job_kind_not_served{group,kind} */
     struct mt_family *requests;    /* rest_client_requests_total{code,host,method}: the manager's */
+    struct mt_family *throttled; /* rest_client_rate_limiter_duration_seconds{verb,host}: theirs */
     struct mt_family *events_dropped; /* mkueue_events_dropped_total (events.h) */
     /* client-go's workqueue_* families, by kind of key (rc_key_kind) */
     struct mt_family *wq_depth, *wq_adds, *wq_wait, *wq_work, *wq_unfinished, *wq_longest,
@@ -50,8 +52,8 @@ const char *rc_metrics_role(void);
 
 /* kc_options.on_done of the manager's clients (ud: struct rc_metrics *):
  * one request to the manager, as client-go counts them ("<error>" when no
- * answer came). */
-void rc_metric_manager_request(void *ud, const char *method, long http);
+ * answer came), and its wait for the client's qps budget. */
+void rc_metric_manager_request(void *ud, const char *method, const struct kc_status *st);
 
 void rc_metric_dispatched(struct rc_metrics *m, const char *cq, const char *cluster);
 void rc_metric_admitted(struct rc_metrics *m, const char *cq, const char *cluster);

@@ -849,6 +849,25 @@ static void test_list_all_rejects_non_list(void **state)
 
 /* ---- limiter and concurrency ----------------------------------------------- */
 
+/* on_done's view of each request: its method, status and limiter wait */
+struct done_log {
+    int n;
+    long http[8];
+    double throttled_s[8];
+    char method[8][8];
+};
+
+static void note_done(void *ud, const char *method, const struct kc_status *st)
+{
+    struct done_log *d = ud;
+    if (d->n >= 8)
+        return;
+    d->http[d->n] = st->http;
+    d->throttled_s[d->n] = st->throttled_s;
+    snprintf(d->method[d->n], sizeof(d->method[0]), "%s", method);
+    d->n++;
+}
+
 static void test_qps_limiter(void **state)
 {
     (void)state;
@@ -862,6 +881,31 @@ static void test_qps_limiter(void **state)
     }
     /* 4 waits of 50 ms after the first token. */
     assert_true(th_now_ms() - t0 >= 150);
+    env_down(&e);
+}
+
+/* on_done hears of each request with the wait it had for the budget
+ * (client-go's rest_client_rate_limiter_duration_seconds): at 2 queries a
+ * second, the first none, the second close to half a second (less the
+ * first's own time), a write's as a read's. */
+static void test_qps_wait_reported(void **state)
+{
+    (void)state;
+    struct env e;
+    struct done_log d = {0};
+    struct kc_options o = {.qps = 2, .burst = 1, .on_done = note_done, .on_done_ud = &d};
+    env_up(&e, NULL, &o);
+    th_push_json(e.s, 200, "{}");
+    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, NULL), MK_OK);
+    th_push_json(e.s, 404, "{\"kind\":\"Status\",\"reason\":\"NotFound\"}");
+    assert_int_equal(kc_delete(e.c, &NODES, NULL, "n", NULL, NULL, NULL), MK_ERR_HTTP);
+    assert_int_equal(d.n, 2);
+    assert_string_equal(d.method[0], "GET");
+    assert_int_equal(d.http[0], 200);
+    assert_true(d.throttled_s[0] == 0);
+    assert_string_equal(d.method[1], "DELETE");
+    assert_int_equal(d.http[1], 404);
+    assert_true(d.throttled_s[1] > 0.25 && d.throttled_s[1] <= 0.5);
     env_down(&e);
 }
 
@@ -1227,6 +1271,7 @@ int main(void)
         cmocka_unit_test(test_list_pages),
         cmocka_unit_test(test_list_all_rejects_non_list),
         cmocka_unit_test(test_qps_limiter),
+        cmocka_unit_test(test_qps_wait_reported),
         cmocka_unit_test(test_concurrent_requests),
         cmocka_unit_test(test_stream_chunks),
         cmocka_unit_test(test_accept_metadata),

@@ -50,6 +50,9 @@ teardown() {
     host=$(sed -n 's|^ *server: https://||p' "$MKUEUE_E2E_DIR/kubeconfig/manager.yaml" | head -1)
     created=$(rc_metric "$PORT" "rest_client_requests_total{code=\"201\",host=\"$host\",method=\"POST\"}")
     [ "${created:-0}" -ge 1 ]
+    # and client-go's histogram of their waits for the qps budget, per verb
+    waits=$(rc_metric "$PORT" "rest_client_rate_limiter_duration_seconds_count{verb=\"POST\",host=\"$host\"}")
+    [ "${waits:-0}" -ge "$created" ]
     # client-go's workqueue metrics by kind of key: the Workload's and the
     # job's keys went through their queues and were processed
     for q in workload job; do
