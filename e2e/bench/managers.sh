@@ -44,8 +44,9 @@
 # BENCH_QUIET_WRITES 5 (`quiet`, below), BENCH_KEEP_BED=1 (keep a running
 # bed, leave it up), BENCH_TIMELINE=1 (mkueue's reconciler at --log-level
 # info, and after each of its latency runs where the dispatch spent its
-# time, e2e/bench/timeline.py, and how long each kind of key waited in the
-# reconciler's work queues for a thread, in
+# time, e2e/bench/timeline.py, how long each kind of key waited in the
+# reconciler's work queues for a thread, and how long its manager requests
+# waited for the client's qps budget, in
 # build/bench/timeline-<mode>-w<W>.txt).
 # The table covers the modes of this run and those of an earlier run not
 # run again (build/bench/kv-w<W>/<mode>.kv).
@@ -543,28 +544,39 @@ timeline() {
 }
 utc_now() { date -u +%Y-%m-%dT%H:%M:%S; }
 
-# queue_snapshot: the reconciler's workqueue_* sums and counts now, for
+# queue_snapshot: the reconciler's workqueue_* and manager-client budget
+# (rest_client_rate_limiter_duration_seconds) sums and counts now, for
 # queue_waits (with BENCH_TIMELINE=1 in mkueue's modes)
+WAIT_SERIES='^(workqueue_(queue|work)|rest_client_rate_limiter)_duration_seconds_(sum|count)'
 queue_snapshot() {
     [ "$RC_LOG" = info ] && [ ${#OURS[@]} -gt 0 ] || return 0
-    curl -sf "http://127.0.0.1:$RC_PORT/metrics" | grep -E '^workqueue_(queue|work)_duration_seconds_(sum|count)' \
+    curl -sf "http://127.0.0.1:$RC_PORT/metrics" | grep -E "$WAIT_SERIES" \
         >"$MKUEUE_E2E_DIR/queue-before.txt" || true
 }
 # queue_waits: since queue_snapshot, per kind of key: keys handed out, their
-# mean wait for a thread and mean time on it (ms)
+# mean wait for a thread and mean time on it (ms); and the manager
+# requests' waits for the client's qps budget (every verb)
 queue_waits() {
     [ -f "$MKUEUE_E2E_DIR/queue-before.txt" ] || return 0
-    curl -sf "http://127.0.0.1:$RC_PORT/metrics" | grep -E '^workqueue_(queue|work)_duration_seconds_(sum|count)' |
-        awk 'NR == FNR { before[$1] = $2; next }
-             { d = $2 - before[$1]; split($1, p, "[{\"]"); kind = p[3]
-               if ($1 ~ /^workqueue_queue_duration_seconds_count/) n[kind] = d
-               else if ($1 ~ /^workqueue_queue_duration_seconds_sum/) w[kind] = d
-               else if ($1 ~ /^workqueue_work_duration_seconds_sum/) t[kind] = d }
-             END { print "work queues (keys handed out; mean wait for a thread, mean time on it; ms):"
-                   for (k in n) if (n[k] > 0)
-                       printf "  %-15s %6d  wait %8.1f  work %8.1f\n", k, n[k], 1000 * w[k] / n[k], 1000 * t[k] / n[k] }' \
-            "$MKUEUE_E2E_DIR/queue-before.txt" - || true
+    curl -sf "http://127.0.0.1:$RC_PORT/metrics" | grep -E "$WAIT_SERIES" | wait_figures \
+        "$MKUEUE_E2E_DIR/queue-before.txt" || true
     rm -f "$MKUEUE_E2E_DIR/queue-before.txt"
+}
+# wait_figures BEFORE: the lines of queue_waits from BEFORE's series and
+# the same series now on stdin
+wait_figures() {
+    awk 'NR == FNR { before[$1] = $2; next }
+         { d = $2 - before[$1]; split($1, p, "[{\"]"); kind = p[3]
+           if ($1 ~ /^workqueue_queue_duration_seconds_count/) n[kind] = d
+           else if ($1 ~ /^workqueue_queue_duration_seconds_sum/) w[kind] = d
+           else if ($1 ~ /^workqueue_work_duration_seconds_sum/) t[kind] = d
+           else if ($1 ~ /^rest_client_rate_limiter_duration_seconds_count/) rn += d
+           else if ($1 ~ /^rest_client_rate_limiter_duration_seconds_sum/) rs += d }
+         END { print "work queues (keys handed out; mean wait for a thread, mean time on it; ms):"
+               for (k in n) if (n[k] > 0)
+                   printf "  %-15s %6d  wait %8.1f  work %8.1f\n", k, n[k], 1000 * w[k] / n[k], 1000 * t[k] / n[k]
+               if (rn > 0)
+                   printf "manager requests: %d, waited for the qps budget %.1f ms on average, %.2f s in all\n", rn, 1000 * rs / rn, rs }' "$1" -
 }
 
 # latency NS RATE SUFFIX FLOOR: N jobs at RATE/s in NS (each run its own
