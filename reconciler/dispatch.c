@@ -752,12 +752,12 @@ static int create_remote(struct rc_ctx *x, struct held *h, int i, const struct k
     return 0;
 }
 
-/* Creates the worker's copy of one local job (or pod of a group), unless
- * the job is being deleted (a group's excess pod lingers so for a moment:
- * its copy would make the worker's Kueue finish the Workload OutOfSync). */
 static void event_on_job(struct rc_ctx *x, struct held *h, const char *etype, const char *reason,
                          const char *message);
 
+/* Creates the worker's copy of one local job (or pod of a group), unless
+ * the job is being deleted (a group's excess pod lingers so for a moment:
+ * its copy would make the worker's Kueue finish the Workload OutOfSync). */
 static int copy_job(struct rc_ctx *x, struct held *h, int i, const json_t *job, const char *wname)
 {
     if (rc_wl_deleting(job))
@@ -776,7 +776,7 @@ static int copy_job(struct rc_ctx *x, struct held *h, int i, const json_t *job, 
               jx_str(copy, "metadata.namespace"), "job", jx_str(copy, "metadata.name"));
     /* the name went into the annotation (mk_remote_copy): say what a
      * worker's Kueue that reads only the label does with it */
-    if (rc == 0 && created && h->obs.kind->prebuilt_allowed && strlen(wname) > MK_LABEL_VALUE_MAX)
+    if (rc == 0 && created && h->obs.kind->prebuilt_allowed && !mk_prebuilt_fits_label(wname))
         event_on_job(x, h, "Warning", "LongWorkloadName",
                      "Workload name longer than 63 characters: the remote job names it in the "
                      "annotation kueue.x-k8s.io/prebuilt-workload-name; a worker's Kueue that "

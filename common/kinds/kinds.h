@@ -132,6 +132,9 @@ int mk_is_managed(const struct mk_kind *k, const json_t *job);
 int mk_workload_name(const char *kind, const char *group, const char *name, const char *uid,
                      char *out, size_t outlen);
 void mk_set_short_workload_names(int on);
+/* 1 when a Workload name fits the prebuilt-workload-name label, 0 when a
+ * copy names it in the annotation instead (mk_remote_copy). */
+int mk_prebuilt_fits_label(const char *workload_name);
 
 /* A LeaderWorkerSet's replicas (spec.replicas, default 1), -1 when not an
  * integer in 0..MK_LWS_MAX_REPLICAS; and the Workload name of replica

@@ -272,11 +272,16 @@ json_t *mk_pod_sets(const struct mk_kind *k, const json_t *job, char *err, size_
  * name instead (Kueue's own fallback since v0.18; a worker with an older
  * Kueue reads only the label); the other of the two, if the job had it,
  * goes, so that they never name different Workloads. */
+int mk_prebuilt_fits_label(const char *workload_name)
+{
+    return strlen(workload_name) <= MK_LABEL_VALUE_MAX;
+}
+
 static int set_prebuilt(json_t *copy, const char *workload_name)
 {
     static const char *const label = "metadata.labels[" MK_PREBUILT "]";
     static const char *const annotation = "metadata.annotations[" MK_PREBUILT "]";
-    int fits = strlen(workload_name) <= MK_LABEL_VALUE_MAX;
+    int fits = mk_prebuilt_fits_label(workload_name);
     jx_del(copy, fits ? annotation : label);
     return jx_set_new_str(copy, fits ? label : annotation, workload_name);
 }

@@ -147,6 +147,7 @@ static void test_remote_copy_long_prebuilt_name(void **state)
     char wl[MK_LABEL_VALUE_MAX + 2];
     memset(wl, 'w', sizeof(wl) - 1);
     wl[sizeof(wl) - 1] = '\0'; /* 64 characters */
+    assert_false(mk_prebuilt_fits_label(wl));
     json_t *c = mk_remote_copy(k, job, "o", wl);
     assert_non_null(c);
     assert_string_equal(jx_str(c, "metadata.annotations[kueue.x-k8s.io/prebuilt-workload-name]"),
@@ -154,6 +155,7 @@ static void test_remote_copy_long_prebuilt_name(void **state)
     assert_null(jx_get(c, "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]"));
     json_decref(c);
     wl[MK_LABEL_VALUE_MAX] = '\0'; /* 63: a label, the job's annotation gone */
+    assert_true(mk_prebuilt_fits_label(wl));
     c = mk_remote_copy(k, job, "o", wl);
     assert_non_null(c);
     assert_string_equal(jx_str(c, "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]"), wl);
