@@ -138,7 +138,15 @@ static int has_objects(const struct rc_remote *r)
     return r->wl || r->job;
 }
 
-/* REMOVE on every available cluster holding something, except `keep`.
+/* Something there not already going: a copy deleted once shows a
+ * deletionTimestamp while the worker's finalizers hold it, and deleting it
+ * again is only another call on a busy worker. */
+static int has_live_objects(const struct rc_remote *r)
+{
+    return (r->wl && !rc_wl_deleting(r->wl)) || (r->job && !rc_wl_deleting(r->job));
+}
+
+/* REMOVE on every available cluster holding something live, except `keep`.
  * Returns how many unavailable clusters still show cached objects. */
 static int remove_all(const struct rc_obs *o, struct rc_plan *p, int keep, const int *done)
 {
@@ -147,7 +155,7 @@ static int remove_all(const struct rc_obs *o, struct rc_plan *p, int keep, const
         const struct rc_remote *r = &o->remotes[i];
         if ((int)i == keep || !has_objects(r) || (done && i < RC_MAX_CLUSTERS * 2 && done[i]))
             continue;
-        if (r->available)
+        if (r->available && has_live_objects(r))
             add(p, RC_ACT_REMOVE_REMOTE, (int)i);
         else
             stranded++;
@@ -1089,7 +1097,7 @@ static void nominate(const struct rc_obs *o, struct rc_plan *p, const struct dri
             continue; /* a drifted copy is being removed; recreated next time */
         if (nominated && !rr->wl && !rr->job)
             add(p, RC_ACT_CREATE_REMOTE_WL, (int)i);
-        else if ((!nominated && has_objects(rr)) || (nominated && !rr->wl && rr->job))
+        else if ((!nominated && has_live_objects(rr)) || (nominated && !rr->wl && rr->job))
             add(p, RC_ACT_REMOVE_REMOTE, (int)i); /* not nominated, or an orphaned job */
     }
     json_decref(chosen);

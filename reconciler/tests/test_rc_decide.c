@@ -515,6 +515,32 @@ static void test_remote_finished(void **state)
     assert_string_equal(f.plan.step, "finished");
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 1);
     assert_int_equal(index_of(&f.plan, RC_ACT_REMOVE_FINALIZER, 0), 1);
+
+    /* the delete made, the worker's finalizers hold both: not deleted again */
+    jx_set_new_str(f.r[0].wl, "metadata.deletionTimestamp", T2);
+    decide(&f);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 1); /* the job is live */
+    jx_set_new_str(f.r[0].job, "metadata.deletionTimestamp", T2);
+    decide(&f);
+    assert_string_equal(f.plan.step, "finished");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
+    rcf_teardown(&f);
+}
+
+/* The winner's loser copy, deleted once and held by the worker's finalizer:
+ * the next passes do not delete it again. */
+static void test_going_copy_not_removed_again(void **state)
+{
+    (void)state;
+    struct rc_fixture f;
+    rcf_setup(&f, manager_wl("Pending", NULL, 1));
+    f.r[0].wl = remote_wl(f.o.wl, T2);
+    f.r[1].wl = remote_wl(f.o.wl, T1);
+    jx_set_new_str(f.r[0].wl, "metadata.deletionTimestamp", T2);
+    decide(&f);
+    assert_string_equal(f.plan.step, "winner");
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
+    assert_int_equal(rc_plan_find(&f.plan, RC_ACT_CREATE_REMOTE_JOB)->cluster, 1);
     rcf_teardown(&f);
 }
 
@@ -1346,6 +1372,7 @@ int main(void)
         cmocka_unit_test(test_final_sync_without_cached_job),
         cmocka_unit_test(test_remote_gone_and_no_cluster),
         cmocka_unit_test(test_remote_finished),
+        cmocka_unit_test(test_going_copy_not_removed_again),
         cmocka_unit_test(test_out_of_sync_and_stale_copies),
         cmocka_unit_test(test_remote_evicted),
         cmocka_unit_test(test_spec_drift),
