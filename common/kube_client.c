@@ -31,6 +31,7 @@
 struct kc_client {
     struct kcfg *cfg;              /* borrowed */
     char *server;                  /* cfg->server without trailing '/' */
+    char *host;                    /* its host:port, client-go's `host` label */
     char *url_base;                /* server with tls_server_name as host when set */
     struct curl_slist *connect_to; /* CURLOPT_CONNECT_TO when tls_server_name is set */
     char *host_hdr;                /* "Host: <real host:port>" when tls_server_name is set */
@@ -45,7 +46,7 @@ struct kc_client {
     int pool_size;
     int (*may_write)(void *ud, const char *method, const char *path);
     void *may_write_ud;
-    void (*on_done)(void *ud, const char *method, const struct kc_status *st);
+    void (*on_done)(void *ud, const char *host, const char *method, const struct kc_status *st);
     void *on_done_ud;
 
     pthread_mutex_t pool_lock;
@@ -676,6 +677,10 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
     long code = 0;
     curl_easy_getinfo(x.h, CURLINFO_RESPONSE_CODE, &code);
     st->retry_after_s = x.retry_after;
+    curl_off_t total_us = 0, tls_us = 0;
+    curl_easy_getinfo(x.h, CURLINFO_TOTAL_TIME_T, &total_us);
+    curl_easy_getinfo(x.h, CURLINFO_APPCONNECT_TIME_T, &tls_us);
+    st->duration_s = (double)total_us / 1e6;
     if ((cc == CURLE_WRITE_ERROR && x.body.overflow) || cc == CURLE_FILESIZE_EXCEEDED) {
         rc = MK_ERR_TOOBIG;
         st->http = code;
@@ -691,13 +696,19 @@ int kc_request(struct kc_client *c, const char *method, const char *path, const 
                      x.body.len ? jerr.text : "empty body");
         }
     }
-    LOG_D("kube_client", "request", "method", method, "path", path, "server", c->server, "result",
-          rc ? st->message : "ok");
+    if (log_enabled(LOG_DEBUG)) {
+        char ms[32], tls_ms[32], wait_ms[32];
+        snprintf(ms, sizeof(ms), "%.1f", (double)total_us / 1e3);
+        snprintf(tls_ms, sizeof(tls_ms), "%.1f", (double)tls_us / 1e3);
+        snprintf(wait_ms, sizeof(wait_ms), "%.1f", st->throttled_s * 1e3);
+        LOG_D("kube_client", "request", "method", method, "path", path, "server", c->server,
+              "result", rc ? st->message : "ok", "ms", ms, "tls_ms", tls_ms, "waited_ms", wait_ms);
+    }
 out:
     if (rc == MK_ERR_NOMEM && !st->message[0])
         snprintf(st->message, sizeof(st->message), "out of memory");
     if (c->on_done)
-        c->on_done(c->on_done_ud, method, st);
+        c->on_done(c->on_done_ud, c->host, method, st);
     pool_put(c, x.h);
     free_headers(hdrs);
     buf_free(&x.body);
@@ -1220,6 +1231,13 @@ struct kc_client *kc_new(struct kcfg *cfg, const struct kc_options *opt, char *e
     size_t n = strlen(c->server);
     while (n && c->server[n - 1] == '/')
         c->server[--n] = '\0';
+    const char *h = strstr(c->server, "://");
+    h = h ? h + 3 : c->server;
+    if (!(c->host = strndup(h, strcspn(h, "/")))) {
+        errf(err, errlen, MK_ERR_NOMEM, "out of memory");
+        kc_free(c);
+        return NULL;
+    }
     if (parse_server(c, err, errlen) < 0) {
         kc_free(c);
         return NULL;
@@ -1243,6 +1261,7 @@ void kc_free(struct kc_client *c)
     pthread_mutex_destroy(&c->pool_lock);
     pthread_mutex_destroy(&c->rl_lock);
     free(c->server);
+    free(c->host);
     free(c->url_base);
     curl_slist_free_all(c->connect_to);
     free(c->host_hdr);

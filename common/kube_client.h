@@ -38,6 +38,7 @@ struct kc_status {
     long retry_after_s; /* Retry-After header (429/503) or details.retryAfterSeconds, else 0 */
     int transport_code; /* CURLcode when rc == MK_ERR_TRANSPORT */
     double throttled_s; /* seconds waited for this client's rate limiter (qps) */
+    double duration_s;  /* seconds the transfer took (connection, request, response) */
 };
 
 #define kc_is_not_found(st)      ((st)->http == 404)
@@ -75,11 +76,13 @@ struct kc_options {
      * once its lease may have run out (leader.h). */
     int (*may_write)(void *ud, const char *method, const char *path);
     void *may_write_ud;
-    /* Told after each request (not streams) on the requesting thread: its
-     * method and status (st->http 0: no answer, refused or failed before
-     * it; st->throttled_s), for client-go's rest_client_requests_total and
+    /* Told after each request (not streams) on the requesting thread: the
+     * server's host:port, the method and status (st->http 0: no answer,
+     * refused or failed before it; st->throttled_s, st->duration_s), for
+     * client-go's rest_client_requests_total,
+     * rest_client_request_duration_seconds and
      * rest_client_rate_limiter_duration_seconds. NULL: not told. */
-    void (*on_done)(void *ud, const char *method, const struct kc_status *st);
+    void (*on_done)(void *ud, const char *host, const char *method, const struct kc_status *st);
     void *on_done_ud;
 };
 

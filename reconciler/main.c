@@ -781,12 +781,8 @@ static int setup_clients(struct app *a, char *err, size_t errlen)
                             .timeout_ms = 15000,
                             .may_write = guard,
                             .may_write_ud = a,
-                            .on_done = rc_metric_manager_request,
+                            .on_done = rc_metric_request,
                             .on_done_ud = &x->metrics};
-    const char *host = strstr(a->mgr_cfg->server, "://");
-    host = host ? host + 3 : a->mgr_cfg->server;
-    snprintf(x->metrics.mgr_host, sizeof(x->metrics.mgr_host), "%.*s", (int)strcspn(host, "/"),
-             host);
     x->mgr = kc_new(a->mgr_cfg, &ko, err, errlen);
     ko.pool_size = 1; /* one sender (events.h) */
     struct kc_client *ec = x->mgr ? kc_new(a->mgr_cfg, &ko, err, errlen) : NULL;
@@ -926,7 +922,9 @@ static int setup_workers(struct app *a, char *err, size_t errlen)
                              .timeout_ms = a->cfg.worker_timeout_ms,
                              .connect_timeout_ms = 3000,
                              .may_write = guard,
-                             .may_write_ud = a};
+                             .may_write_ud = a,
+                             .on_done = rc_metric_request,
+                             .on_done_ud = &x->metrics};
     struct mkcs_options mo = {
         .secret_namespace = a->cfg.namespace,
         .kubeconfig_dir = a->cfg.kubeconfig_dir[0] ? a->cfg.kubeconfig_dir : NULL,

@@ -203,15 +203,19 @@ int rc_metrics_init(struct rc_metrics *m)
                              gk);
     static const char *const rq[] = {"code", "host", "method", NULL};
     m->requests = mt_counter(m->reg, "rest_client_requests_total",
-                             "Requests to the manager's API server, by status code, host and "
-                             "method (client-go's name).",
+                             "Requests to the API servers (the manager's and the workers'), by "
+                             "status code, host and method (client-go's name).",
                              rq);
     /* client-go's buckets: a wait of seconds means a budget too small */
     static const double rl_buckets[] = {0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60};
     static const char *const rl[] = {"verb", "host", NULL};
+    m->latency = mt_histogram(m->reg, "rest_client_request_duration_seconds",
+                              "Time from sending a request to the API servers to its answer, "
+                              "by verb and host (client-go's name).",
+                              rl, rl_buckets, sizeof(rl_buckets) / sizeof(rl_buckets[0]));
     m->throttled = mt_histogram(m->reg, "rest_client_rate_limiter_duration_seconds",
-                                "Time requests to the manager's API server waited for the "
-                                "client's qps budget, by verb and host (client-go's name).",
+                                "Time requests to the API servers waited for their client's qps "
+                                "budget, by verb and host (client-go's name).",
                                 rl, rl_buckets, sizeof(rl_buckets) / sizeof(rl_buckets[0]));
     m->events_dropped =
         mt_counter(m->reg, "mkueue_events_dropped_total",
@@ -221,7 +225,7 @@ int rc_metrics_init(struct rc_metrics *m)
     if (register_queue_families(m) < 0 || !m->heap || !m->dispatched || !m->admitted ||
         !m->connected || !m->reconcile || !m->sync_lag || !m->remote_err || !m->leader ||
         !m->tracked || !m->gc_deleted || !m->quota || !m->gate_passes || !m->not_served ||
-        !m->requests || !m->throttled || !m->events_dropped) {
+        !m->requests || !m->latency || !m->throttled || !m->events_dropped) {
         rc_metrics_free(m);
         return -1;
     }
@@ -234,7 +238,7 @@ void rc_metrics_free(struct rc_metrics *m)
     memset(m, 0, sizeof(*m));
 }
 
-void rc_metric_manager_request(void *ud, const char *method, const struct kc_status *st)
+void rc_metric_request(void *ud, const char *host, const char *method, const struct kc_status *st)
 {
     struct rc_metrics *m = ud;
     char code[24];
@@ -242,9 +246,11 @@ void rc_metric_manager_request(void *ud, const char *method, const struct kc_sta
         snprintf(code, sizeof(code), "%ld", st->http);
     else
         snprintf(code, sizeof(code), "<error>");
-    const char *v[] = {code, m->mgr_host, method};
+    const char *v[] = {code, host, method};
     mt_inc(m->requests, v, 1);
-    const char *w[] = {method, m->mgr_host};
+    const char *w[] = {method, host};
+    if (st->http > 0 || st->transport_code) /* sent: answered, or failed on the way */
+        mt_observe(m->latency, w, st->duration_s);
     mt_observe(m->throttled, w, st->throttled_s);
 }
 

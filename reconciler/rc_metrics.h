@@ -22,13 +22,15 @@ struct rc_metrics {
     struct mt_family *gate_passes; /* mkueue_gate_passes_total{cluster_queue,pass} */
     struct mt_family *heap;        /* mkueue_heap_inuse_bytes (malloc view) */
     struct mt_family *not_served;  /* mkueue_job_kind_not_served{group,kind} */
-    struct mt_family *requests;    /* rest_client_requests_total{code,host,method}: the manager's */
-    struct mt_family *throttled; /* rest_client_rate_limiter_duration_seconds{verb,host}: theirs */
+    /* client-go's families of every client's requests, the manager's and
+     * the workers' (their host label tells them apart) */
+    struct mt_family *requests;       /* rest_client_requests_total{code,host,method} */
+    struct mt_family *latency;        /* rest_client_request_duration_seconds{verb,host} */
+    struct mt_family *throttled;      /* rest_client_rate_limiter_duration_seconds{verb,host} */
     struct mt_family *events_dropped; /* mkueue_events_dropped_total (events.h) */
     /* client-go's workqueue_* families, by kind of key (rc_key_kind) */
     struct mt_family *wq_depth, *wq_adds, *wq_wait, *wq_work, *wq_unfinished, *wq_longest,
         *wq_retries;
-    char mgr_host[256]; /* its host label: the manager's host:port */
 };
 
 /* Registers every family. Returns 0, -1 on oom. */
@@ -50,10 +52,11 @@ void rc_metrics_queue_progress(struct rc_metrics *m, struct wq *const queues[], 
 void rc_metrics_set_role(const char *role);
 const char *rc_metrics_role(void);
 
-/* kc_options.on_done of the manager's clients (ud: struct rc_metrics *):
- * one request to the manager, as client-go counts them ("<error>" when no
- * answer came), and its wait for the client's qps budget. */
-void rc_metric_manager_request(void *ud, const char *method, const struct kc_status *st);
+/* kc_options.on_done of the manager's and the workers' clients (ud: struct
+ * rc_metrics *): one request, as client-go counts them ("<error>" when no
+ * answer came), how long its answer took and its wait for the client's qps
+ * budget. */
+void rc_metric_request(void *ud, const char *host, const char *method, const struct kc_status *st);
 
 void rc_metric_dispatched(struct rc_metrics *m, const char *cq, const char *cluster);
 void rc_metric_admitted(struct rc_metrics *m, const char *cq, const char *cluster);

@@ -854,14 +854,18 @@ struct done_log {
     int n;
     long http[8];
     double throttled_s[8];
+    double duration_s[8];
     char method[8][8];
+    char host[64];
 };
 
-static void note_done(void *ud, const char *method, const struct kc_status *st)
+static void note_done(void *ud, const char *host, const char *method, const struct kc_status *st)
 {
     struct done_log *d = ud;
     if (d->n >= 8)
         return;
+    snprintf(d->host, sizeof(d->host), "%s", host);
+    d->duration_s[d->n] = st->duration_s;
     d->http[d->n] = st->http;
     d->throttled_s[d->n] = st->throttled_s;
     snprintf(d->method[d->n], sizeof(d->method[0]), "%s", method);
@@ -910,6 +914,29 @@ static void test_qps_wait_reported(void **state)
     assert_int_equal(d.http[1], 404);
     assert_true(d.throttled_s[1] <= 0.5);
     assert_true(first_s + d.throttled_s[1] >= 0.45);
+    env_down(&e);
+}
+
+/* on_done hears how long each answer took, the wait for the budget apart
+ * (client-go's rest_client_request_duration_seconds), and the server's
+ * host:port (their `host` label) */
+static void test_request_duration_reported(void **state)
+{
+    (void)state;
+    struct env e;
+    struct done_log d = {0};
+    struct kc_options o = {.qps = -1, .on_done = note_done, .on_done_ud = &d};
+    env_up(&e, NULL, &o);
+    th_push(e.s, &(struct th_response){.status = 200, .body = "{}", .delay_ms = 300});
+    th_push_json(e.s, 200, "{}");
+    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, NULL), MK_OK);
+    assert_int_equal(kc_get(e.c, &NODES, NULL, "n", NULL, NULL), MK_OK);
+    assert_int_equal(d.n, 2);
+    assert_true(d.duration_s[0] >= 0.3);
+    assert_true(d.duration_s[1] < 0.3);
+    char want[64];
+    snprintf(want, sizeof(want), "127.0.0.1:%d", th_port(e.s));
+    assert_string_equal(d.host, want);
     env_down(&e);
 }
 
@@ -1276,6 +1303,7 @@ int main(void)
         cmocka_unit_test(test_list_all_rejects_non_list),
         cmocka_unit_test(test_qps_limiter),
         cmocka_unit_test(test_qps_wait_reported),
+        cmocka_unit_test(test_request_duration_reported),
         cmocka_unit_test(test_concurrent_requests),
         cmocka_unit_test(test_stream_chunks),
         cmocka_unit_test(test_accept_metadata),

@@ -287,6 +287,7 @@ rss() { local p s=0; for p; do s=$((s + $(awk '/^VmRSS/ { print $2 }' "/proc/$p/
 cpu() { printf '%s\n' "$@" | pids_cpu; }
 
 OURS=() KUEUE=() CPU0=0 KCPU0=0 BCPU0=0 WKCPU0=0
+declare -A BED0=() # bed_by_name at the last stage or zero
 put() { echo "$1 $2" >>"$KV/$MODE.kv"; }
 # bed_pids [PATTERN]: the live processes of the test bed (its pids files:
 # control planes, etcd, the workers' Kueue, KWOK, job controllers) whose
@@ -308,6 +309,18 @@ bed_pids() {
 # bed spends per job beside the manager under test is what slows it as
 # workers are added
 bed_cpu() { echo "$(bed_pids | pids_cpu) $(bed_pids 'kueue-worker-*' | pids_cpu)"; }
+# bed_by_name: "NAME CPU_S" for each live process of the bed (as bed_pids),
+# NAME its name in the pids files (apiserver-worker-1, kueue-worker-1, ...)
+bed_by_name() {
+    local f pid name
+    for f in "$MKUEUE_E2E_DIR"/pids "$MKUEUE_E2E_DIR"/pids-*; do
+        [ -f "$f" ] || continue
+        while read -r pid name; do
+            [[ $name == kueue-manager* ]] && continue
+            [ -e "/proc/$pid/stat" ] && echo "$name $(echo "$pid" | pids_cpu)"
+        done <"$f"
+    done
+}
 # pids_cpu: summed utime + stime in seconds of the pids on stdin (one that
 # exited meanwhile is left out, not an error)
 pids_cpu() {
@@ -322,6 +335,12 @@ stage() {
     put "bed_cpu_$1_s" "$(awk -v a="${b[0]}" -v z="$BCPU0" 'BEGIN { printf "%.2f", a - z }')"
     put "workers_kueue_cpu_$1_s" "$(awk -v a="${b[1]}" -v z="$WKCPU0" 'BEGIN { printf "%.2f", a - z }')"
     BCPU0=${b[0]} WKCPU0=${b[1]}
+    # which of the bed's processes took it: bed_cpu_<stage>_by_<name>_s
+    local name c
+    while read -r name c; do
+        put "bed_cpu_$1_by_${name}_s" "$(awk -v a="$c" -v z="${BED0[$name]:-0}" 'BEGIN { printf "%.2f", a - z }')"
+        BED0[$name]=$c
+    done < <(bed_by_name)
     if [ ${#OURS[@]} -gt 0 ]; then
         local c; c=$(cpu "${OURS[@]}")
         put "rss_$1_mib" "$(rss "${OURS[@]}")"
@@ -343,6 +362,8 @@ zero() {
     [ ${#OURS[@]} -gt 0 ] && CPU0=$(cpu "${OURS[@]}")
     [ ${#KUEUE[@]} -gt 0 ] && KCPU0=$(cpu "${KUEUE[@]}")
     read -r BCPU0 WKCPU0 <<<"$(bed_cpu)"
+    local name c
+    while read -r name c; do BED0[$name]=$c; done < <(bed_by_name)
     return 0
 }
 
@@ -544,39 +565,29 @@ timeline() {
 }
 utc_now() { date -u +%Y-%m-%dT%H:%M:%S; }
 
-# queue_snapshot: the reconciler's workqueue_* and manager-client budget
-# (rest_client_rate_limiter_duration_seconds) sums and counts now, for
-# queue_waits (with BENCH_TIMELINE=1 in mkueue's modes)
-WAIT_SERIES='^(workqueue_(queue|work)|rest_client_rate_limiter)_duration_seconds_(sum|count)'
+# queue_snapshot: the reconciler's workqueue_* and client (rest_client_*)
+# histograms now, for queue_waits (with BENCH_TIMELINE=1 in mkueue's modes)
+WAIT_SERIES='^(workqueue_(queue|work)|rest_client_(request|rate_limiter))_duration_seconds_(sum|count)'
 queue_snapshot() {
     [ "$RC_LOG" = info ] && [ ${#OURS[@]} -gt 0 ] || return 0
     curl -sf "http://127.0.0.1:$RC_PORT/metrics" | grep -E "$WAIT_SERIES" \
         >"$MKUEUE_E2E_DIR/queue-before.txt" || true
 }
 # queue_waits: since queue_snapshot, per kind of key: keys handed out, their
-# mean wait for a thread and mean time on it (ms); and the manager
-# requests' waits for the client's qps budget (every verb)
+# mean wait for a thread and mean time on it; per API server (named by its
+# kubeconfig): requests, their mean time to the answer and wait for the
+# client's qps budget (waits.py)
 queue_waits() {
     [ -f "$MKUEUE_E2E_DIR/queue-before.txt" ] || return 0
-    curl -sf "http://127.0.0.1:$RC_PORT/metrics" | grep -E "$WAIT_SERIES" | wait_figures \
-        "$MKUEUE_E2E_DIR/queue-before.txt" || true
-    rm -f "$MKUEUE_E2E_DIR/queue-before.txt"
-}
-# wait_figures BEFORE: the lines of queue_waits from BEFORE's series and
-# the same series now on stdin
-wait_figures() {
-    awk 'NR == FNR { before[$1] = $2; next }
-         { d = $2 - before[$1]; split($1, p, "[{\"]"); kind = p[3]
-           if ($1 ~ /^workqueue_queue_duration_seconds_count/) n[kind] = d
-           else if ($1 ~ /^workqueue_queue_duration_seconds_sum/) w[kind] = d
-           else if ($1 ~ /^workqueue_work_duration_seconds_sum/) t[kind] = d
-           else if ($1 ~ /^rest_client_rate_limiter_duration_seconds_count/) rn += d
-           else if ($1 ~ /^rest_client_rate_limiter_duration_seconds_sum/) rs += d }
-         END { print "work queues (keys handed out; mean wait for a thread, mean time on it; ms):"
-               for (k in n) if (n[k] > 0)
-                   printf "  %-15s %6d  wait %8.1f  work %8.1f\n", k, n[k], 1000 * w[k] / n[k], 1000 * t[k] / n[k]
-               if (rn > 0)
-                   printf "manager requests: %d, waited for the qps budget %.1f ms on average, %.2f s in all\n", rn, 1000 * rs / rn, rs }' "$1" -
+    local f names=()
+    for f in "$MKUEUE_E2E_DIR"/kubeconfig/{manager,manager-kueue,worker-[0-9]*}.yaml; do
+        [ -f "$f" ] && names+=("$(sed -n 's|^ *server: https://||p' "$f" | head -1)=$(basename "$f" .yaml)")
+    done
+    curl -sf "http://127.0.0.1:$RC_PORT/metrics" | grep -E "$WAIT_SERIES" \
+        >"$MKUEUE_E2E_DIR/queue-after.txt" || true
+    python3 "$HERE/waits.py" "$MKUEUE_E2E_DIR/queue-before.txt" \
+        "$MKUEUE_E2E_DIR/queue-after.txt" "${names[@]}" || true
+    rm -f "$MKUEUE_E2E_DIR/queue-before.txt" "$MKUEUE_E2E_DIR/queue-after.txt"
 }
 
 # latency NS RATE SUFFIX FLOOR: N jobs at RATE/s in NS (each run its own
@@ -603,7 +614,10 @@ latency() {
     if [ -z "$4" ]; then
         clear_of_stall "$(run_s "$N" "$rate")"
         log "$MODE: the floor of the latency run at $rate/s"
+        zero
         timed_rcb "m${sfx}_" "m${sfx}_floor_bed_stall_s" --ns "$ns" --floor-only latency "$N" "$rate"
+        sleep 5 # as the run's stage
+        stage "floor_latency$sfx" # the bed's CPU under the floor (ours: idle)
         zero # the floor's time is not the controllers'
     fi
 }

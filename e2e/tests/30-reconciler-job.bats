@@ -53,6 +53,12 @@ teardown() {
     # and client-go's histogram of their waits for the qps budget, per verb
     waits=$(rc_metric "$PORT" "rest_client_rate_limiter_duration_seconds_count{verb=\"POST\",host=\"$host\"}")
     [ "${waits:-0}" -ge "$created" ]
+    # every request's time to its answer, per server: the winner's copies
+    # and job were created there (its host, from the kubeconfig of its Secret)
+    whost=$(sed -n 's|^ *server: https://||p' "$MKUEUE_E2E_DIR/kubeconfig/$c.yaml" | head -1)
+    timed=$(rc_metric "$PORT" "rest_client_request_duration_seconds_count{verb=\"POST\",host=\"$whost\"}")
+    [ "${timed:-0}" -ge 2 ]
+    [ -n "$(rc_metric "$PORT" "rest_client_requests_total{code=\"201\",host=\"$whost\",method=\"POST\"}")" ]
     # client-go's workqueue metrics by kind of key: the Workload's and the
     # job's keys went through their queues and were processed
     for q in workload job; do

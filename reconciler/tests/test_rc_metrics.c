@@ -128,11 +128,45 @@ static void test_queue_metrics(void **state)
     rc_metrics_free(&m);
 }
 
+/* A request to each cluster: counted and timed under its own host, the
+ * time only for a request that went out */
+static void test_request_metrics(void **state)
+{
+    (void)state;
+    struct rc_metrics m;
+    assert_int_equal(rc_metrics_init(&m), 0);
+    struct kc_status created = {.http = 201, .duration_s = 0.3};
+    struct kc_status refused = {.http = 0, .throttled_s = 0.01};
+    rc_metric_request(&m, "manager:6443", "POST", &created);
+    rc_metric_request(&m, "worker-1:6443", "POST", &created);
+    rc_metric_request(&m, "worker-1:6443", "POST", &refused);
+    struct buf b;
+    buf_init(&b, BUF_CAP_METRICS);
+    assert_int_equal(mt_render(m.reg, &b), 0);
+    const char *text = buf_cstr(&b);
+    assert_non_null(strstr(text, "rest_client_requests_total{code=\"201\",host=\"manager:6443\","
+                                 "method=\"POST\"} 1"));
+    assert_non_null(strstr(text, "rest_client_requests_total{code=\"<error>\","
+                                 "host=\"worker-1:6443\",method=\"POST\"} 1"));
+    /* 0.3 s: over the 0.25 bucket, in the 0.5 one; the refused one not timed */
+    assert_non_null(strstr(text, "rest_client_request_duration_seconds_bucket{verb=\"POST\","
+                                 "host=\"worker-1:6443\",le=\"0.25\"} 0"));
+    assert_non_null(strstr(text, "rest_client_request_duration_seconds_bucket{verb=\"POST\","
+                                 "host=\"worker-1:6443\",le=\"0.5\"} 1"));
+    assert_non_null(strstr(text, "rest_client_request_duration_seconds_count{verb=\"POST\","
+                                 "host=\"worker-1:6443\"} 1"));
+    assert_non_null(strstr(text, "rest_client_rate_limiter_duration_seconds_count{verb=\"POST\","
+                                 "host=\"worker-1:6443\"} 2"));
+    buf_free(&b);
+    rc_metrics_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_metrics_endpoint),
         cmocka_unit_test(test_queue_metrics),
+        cmocka_unit_test(test_request_metrics),
     };
     return cmocka_run_group_tests_name("rc_metrics", tests, NULL, NULL);
 }
