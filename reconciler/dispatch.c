@@ -1367,7 +1367,19 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
  * Workload, cluster and reason in RC_WHY_EVENT_PERIOD_MS), on the Workload
  * and its job. Best effort: a failed write is retried by the next pod
  * change or reconcile. */
-static void placement(struct rc_ctx *x, struct held *h, const char *key)
+/* Layer 2 waits (placement.h rc_place_wait_ms); 1 once due, else 0 with
+ * *requeue_ms set to look again then. */
+static int pods_had_time(const struct held *h, const json_t *wl, long *requeue_ms)
+{
+    long left = rc_place_wait_ms(wl, h->obs.check, h->now);
+    if (left <= 0)
+        return 1;
+    if (*requeue_ms < 0 || *requeue_ms > left)
+        *requeue_ms = left;
+    return 0;
+}
+
+static void placement(struct rc_ctx *x, struct held *h, const char *key, long *requeue_ms)
 {
     json_t *wl = h->cur ? h->cur : h->obs.wl;
     const char *cn = jx_str(wl, "status.clusterName");
@@ -1385,7 +1397,8 @@ static void placement(struct rc_ctx *x, struct held *h, const char *key)
     json_t *pods;
     if (how == RC_PLACE_ITSELF) /* a lone Pod: its own updates enqueue the key */
         pods = json_pack("[O]", r->job);
-    else if (how < 0 || rc_podwatch_ensure(x->podwatch, x->clusters, key, cn, ns, sel) < 0)
+    else if (how < 0 || !pods_had_time(h, wl, requeue_ms) ||
+             rc_podwatch_ensure(x->podwatch, x->clusters, key, cn, ns, sel) < 0)
         return;
     else
         pods = rc_podwatch_pods(x->podwatch, key);
@@ -1452,7 +1465,7 @@ int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
     }
     rc = execute(x, h, plan, key, requeue_ms);
     if (rc == 0 && x->podwatch)
-        placement(x, h, key);
+        placement(x, h, key, requeue_ms);
 
     int in_cache = 0;
     json_t *still = kcache_get(x->workloads, key);

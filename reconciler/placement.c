@@ -231,3 +231,15 @@ int rc_place_selector(const char *kind, const json_t *remote_job, char *out, siz
         return RC_PLACE_ITSELF;
     return -1;
 }
+
+long rc_place_wait_ms(const json_t *wl, const char *check, const char *now)
+{
+    const json_t *c = check ? rc_check_find(wl, check) : NULL;
+    const char *st = jx_str(c, "state");
+    long long since = rc_parse_time_ms(jx_str(c, "lastTransitionTime"));
+    long long at = rc_parse_time_ms(now);
+    if (!st || strcmp(st, "Ready") != 0 || since < 0 || at < 0)
+        return 0;
+    long long left = since + RC_PLACEMENT_DELAY_MS - at;
+    return left > 0 ? (long)(left < RC_PLACEMENT_DELAY_MS ? left : RC_PLACEMENT_DELAY_MS) : 0;
+}

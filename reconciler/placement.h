@@ -79,6 +79,18 @@ int rc_place_decide(const json_t *wl, const char *cluster, const struct rc_place
                     const char *now, struct rc_place_plan *out);
 void rc_place_plan_clear(struct rc_place_plan *p);
 
+/* Pods get this long from the job's dispatch to start before they are
+ * watched: most jobs' pods run by then and never cost their worker a watch
+ * (a list and a stream per job), while a job held back is told about 10 s
+ * later than it could be. */
+#define RC_PLACEMENT_DELAY_MS 10000
+
+/* Milliseconds layer 2 still waits for Workload wl (0: watch now): what is
+ * left of RC_PLACEMENT_DELAY_MS since its check `check` became Ready (the
+ * job got its worker; the manager's clock, as `now`, RFC 3339). 0 too
+ * when the check is not Ready or a time cannot be read. */
+long rc_place_wait_ms(const json_t *wl, const char *check, const char *now);
+
 /* rc_place_selector's answer for a lone Pod: nothing to watch, the remote
  * job is the one pod to summarise (its own cache keeps it current). */
 #define RC_PLACE_ITSELF 1

@@ -325,6 +325,28 @@ static void test_events_limited_per_cluster_and_reason(void **state)
     rc_why_free(w);
 }
 
+/* Layer 2 waits RC_PLACEMENT_DELAY_MS from the check's Ready, on the
+ * manager's clock; nothing to wait for before Ready or without times */
+static void test_watch_waits_for_the_delay(void **state)
+{
+    (void)state;
+    json_t *wl = json_pack("{s:{s:[{s:s,s:s,s:s}]}}", "status", "admissionChecks", "name", "mk",
+                           "state", "Ready", "lastTransitionTime", "2024-01-01T00:00:00Z");
+    assert_non_null(wl);
+    assert_int_equal(rc_place_wait_ms(wl, "mk", "2024-01-01T00:00:03Z"), 7000);
+    assert_int_equal(rc_place_wait_ms(wl, "mk", "2024-01-01T00:00:10Z"), 0);
+    assert_int_equal(rc_place_wait_ms(wl, "mk", "2024-01-01T01:00:00Z"), 0);
+    /* a clock gone back: never more than the delay */
+    assert_int_equal(rc_place_wait_ms(wl, "mk", "2023-12-31T23:00:00Z"), RC_PLACEMENT_DELAY_MS);
+    assert_int_equal(rc_place_wait_ms(wl, "other", "2024-01-01T00:00:03Z"), 0);
+    assert_int_equal(rc_place_wait_ms(wl, NULL, "2024-01-01T00:00:03Z"), 0);
+    assert_int_equal(rc_place_wait_ms(wl, "mk", "not a time"), 0);
+    json_object_set_new(json_array_get(jx_get(wl, "status.admissionChecks"), 0), "state",
+                        json_string("Pending"));
+    assert_int_equal(rc_place_wait_ms(wl, "mk", "2024-01-01T00:00:03Z"), 0);
+    json_decref(wl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_selector_from_the_remote_job),
         cmocka_unit_test(test_cut_keeps_what_the_summary_reads),
         cmocka_unit_test(test_events_limited_per_cluster_and_reason),
+        cmocka_unit_test(test_watch_waits_for_the_delay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
