@@ -34,6 +34,8 @@
 # MKUEUE_WORKERS (2), MKUEUE_WORKER_EXTRAS (1; 0: workers 3..N lean, Kueue
 # for batch Jobs only), MKUEUE_ETCD_PORT (23790), MKUEUE_MANAGER_PORT (16443),
 # MKUEUE_WORKER1_PORT (16444), MKUEUE_WORKER2_PORT (16445),
+# MKUEUE_APISERVER_PROFILING (false; true serves the API servers' Go
+# profiles at /debug/pprof, for finding where a bench's time went),
 # MKUEUE_WORKER<N>_PORT (manager + 10 + N), MKUEUE_MANAGER_KUEUE_PORT
 # (manager + 5), MKUEUE_PORT_BASE (19400: the controllers' webhook and health
 # ports, base + 10 .. 69), MKUEUE_CACHE (build cache).
@@ -386,7 +388,7 @@ start_apiserver() {
         --service-account-issuer "https://kubernetes.default.svc" \
         --api-audiences "https://kubernetes.default.svc" \
         --authorization-mode Node,RBAC --service-cluster-ip-range 10.96.0.0/16 \
-        --profiling=false --event-ttl 10m
+        --profiling="${MKUEUE_APISERVER_PROFILING:-false}" --event-ttl 10m
 }
 
 # start_plane CLUSTER: once its API server answers, the controller-manager,

@@ -139,11 +139,13 @@ static int has_objects(const struct rc_remote *r)
 }
 
 /* Something there not already going: a copy deleted once shows a
- * deletionTimestamp while the worker's finalizers hold it, and deleting it
- * again is only another call on a busy worker. */
+ * deletionTimestamp while the worker's finalizers hold it, or nothing yet
+ * while its watch is behind our delete (rc_remote.wl_deleted), and
+ * deleting it again is only another call on a busy worker. */
 static int has_live_objects(const struct rc_remote *r)
 {
-    return (r->wl && !rc_wl_deleting(r->wl)) || (r->job && !rc_wl_deleting(r->job));
+    return (r->wl && !r->wl_deleted && !rc_wl_deleting(r->wl)) ||
+           (r->job && !r->job_deleted && !rc_wl_deleting(r->job));
 }
 
 /* REMOVE on every available cluster holding something live, except `keep`.

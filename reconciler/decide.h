@@ -38,6 +38,9 @@ struct rc_remote {
     long long lost_ms; /* unavailable: since the loss was first seen (monotonic), 0 = just now */
     json_t *wl;        /* remote Workload with our origin (borrowed) or NULL */
     json_t *job;       /* remote job with our origin (borrowed) or NULL */
+    /* 1 when our delete of that wl / job was answered and the worker's
+     * watch has not shown it yet (echo.h rc_echo_deleted): not deleted again */
+    int wl_deleted, job_deleted;
     /* The UID of this cluster's copy that was removed once because its spec
      * differed ("" when it had none), NULL when none was (borrowed). A copy
      * that still differs and has another UID is the re-created one: the

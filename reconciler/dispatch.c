@@ -391,6 +391,9 @@ static void observe_remote(struct rc_ctx *x, struct held *h, size_t n, const cha
     if (c) {
         r->wl = rc_cache_get(mkcs_conn_cache(c, RC_WATCH_WORKLOADS), key);
         r->job = remote_job(x, h, n, c, h->kind_index, ns, jname, wname);
+        long long at = clk_now_ms();
+        r->wl_deleted = r->wl && rc_echo_deleted(x->echo, jx_str(r->wl, "metadata.uid"), at);
+        r->job_deleted = r->job && rc_echo_deleted(x->echo, jx_str(r->job, "metadata.uid"), at);
     }
     if (c && r->available && h->have_refs)
         observe_lacks(x, h, n, c, ns);
@@ -668,6 +671,7 @@ static int delete_remote_job(struct rc_ctx *x, struct held *h, int i, const json
         remote_failed(x, &call->answered, h->remotes[i].cluster, "delete job", name, &st);
         return -1;
     }
+    rc_echo_note_deleted(x->echo, jx_str(job, "metadata.uid"), clk_now_ms());
     LOG_I(LG, "remote job deleted", "cluster", h->remotes[i].cluster, "job", name);
     return 0;
 }
@@ -706,6 +710,7 @@ static int remove_remote(struct rc_ctx *x, struct held *h, int i, struct remote_
             remote_failed(x, &call->answered, r->cluster, "delete workload", n, &st);
             return -1;
         }
+        rc_echo_note_deleted(x->echo, jx_str(r->wl, "metadata.uid"), clk_now_ms());
         LOG_I(LG, "remote workload deleted", "cluster", r->cluster, "workload", n);
     }
     return 0;

@@ -142,6 +142,44 @@ long long rc_echo_written_ms(struct rc_echo *e, const char *key)
     return at;
 }
 
+/* A deleted UID's key: apart from the objects' keys, which hold a '/' */
+#define DELETED_KEY_MAX 80
+static int deleted_key(const char *uid, char out[DELETED_KEY_MAX])
+{
+    return uid && *uid && (size_t)snprintf(out, DELETED_KEY_MAX, "uid:%s", uid) < DELETED_KEY_MAX;
+}
+
+void rc_echo_note_deleted(struct rc_echo *e, const char *uid, long long now_ms)
+{
+    char k[DELETED_KEY_MAX];
+    struct written *w = deleted_key(uid, k) ? malloc(sizeof(*w)) : NULL;
+    if (!w)
+        return; /* not noted: a repeated delete, as before */
+    *w = (struct written){0, 0, now_ms};
+    void *old = NULL;
+    pthread_mutex_lock(&e->mu);
+    if (smap_put(e->m, k, w, &old) < 0) {
+        old = NULL;
+        free(w);
+    }
+    if (++e->notes % ECHO_SWEEP_EVERY == 0)
+        sweep(e, now_ms);
+    pthread_mutex_unlock(&e->mu);
+    free(old);
+}
+
+int rc_echo_deleted(struct rc_echo *e, const char *uid, long long now_ms)
+{
+    char k[DELETED_KEY_MAX];
+    if (!deleted_key(uid, k))
+        return 0;
+    pthread_mutex_lock(&e->mu);
+    const struct written *w = smap_get(e->m, k);
+    int deleted = w && now_ms - w->at_ms <= RC_ECHO_MAX_MS;
+    pthread_mutex_unlock(&e->mu);
+    return deleted;
+}
+
 int rc_echo_behind(struct rc_echo *e, const char *key, const char *cached_rv, long long now_ms)
 {
     pthread_mutex_lock(&e->mu);

@@ -53,6 +53,14 @@ int rc_echo_behind(struct rc_echo *e, const char *key, const char *cached_rv, lo
  * job's status copies (dispatch.c). */
 long long rc_echo_written_ms(struct rc_echo *e, const char *key);
 
+/* The same for a worker's cache and our deletes: notes that a delete of
+ * the object with uid was answered (done, or gone already) at now_ms. */
+void rc_echo_note_deleted(struct rc_echo *e, const char *uid, long long now_ms);
+/* 1 when the object with uid was noted deleted not more than
+ * RC_ECHO_MAX_MS before now_ms: a cache still showing it is behind our
+ * delete, and deleting it again would only cost a call. */
+int rc_echo_deleted(struct rc_echo *e, const char *uid, long long now_ms);
+
 /* Entries held (for tests and the memory figures). */
 size_t rc_echo_len(struct rc_echo *e);
 

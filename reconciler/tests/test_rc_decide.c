@@ -541,6 +541,13 @@ static void test_going_copy_not_removed_again(void **state)
     assert_string_equal(f.plan.step, "winner");
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_CREATE_REMOTE_JOB)->cluster, 1);
+    /* deleted with no finalizer to hold it: the watch has not shown it yet */
+    assert_int_equal(jx_del(f.r[0].wl, "metadata.deletionTimestamp"), 0);
+    decide(&f);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 1);
+    f.r[0].wl_deleted = 1;
+    decide(&f);
+    assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
     rcf_teardown(&f);
 }
 

@@ -98,13 +98,39 @@ static void test_old_entries_swept(void **state)
     rc_echo_free(e);
 }
 
+/* A delete answered: its UID counts as deleted for RC_ECHO_MAX_MS, apart
+ * from the objects' keys, and is swept with them */
+static void test_deleted_uids(void **state)
+{
+    (void)state;
+    struct rc_echo *e = rc_echo_new();
+    assert_int_equal(rc_echo_deleted(e, "u-1", 1000), 0);
+    rc_echo_note_deleted(e, "u-1", 1000);
+    assert_int_equal(rc_echo_deleted(e, "u-1", 1000), 1);
+    assert_int_equal(rc_echo_deleted(e, "u-1", 1000 + RC_ECHO_MAX_MS), 1);
+    assert_int_equal(rc_echo_deleted(e, "u-1", 1001 + RC_ECHO_MAX_MS), 0);
+    assert_int_equal(rc_echo_deleted(e, "u-2", 1000), 0);
+    assert_int_equal(rc_echo_behind(e, "u-1", "0", 1000), 0); /* not an object's key */
+    rc_echo_note_deleted(e, NULL, 1000);                      /* no UID: nothing noted */
+    rc_echo_note_deleted(e, "", 1000);
+    assert_int_equal(rc_echo_deleted(e, NULL, 1000), 0);
+    assert_int_equal(rc_echo_len(e), 1);
+    for (int i = 0; i < 1024; i++) {
+        char uid[32];
+        snprintf(uid, sizeof(uid), "later-%d", i);
+        rc_echo_note_deleted(e, uid, 2000 + RC_ECHO_MAX_MS);
+    }
+    assert_int_equal(rc_echo_deleted(e, "later-5", 2000 + RC_ECHO_MAX_MS), 1);
+    assert_int_equal(rc_echo_len(e), 1024); /* u-1 swept */
+    rc_echo_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pending_until_echoed),
-        cmocka_unit_test(test_old_entries_swept),
-        cmocka_unit_test(test_written_at),
-        cmocka_unit_test(test_behind_our_write),
+        cmocka_unit_test(test_pending_until_echoed), cmocka_unit_test(test_old_entries_swept),
+        cmocka_unit_test(test_written_at),           cmocka_unit_test(test_behind_our_write),
+        cmocka_unit_test(test_deleted_uids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
