@@ -1365,13 +1365,6 @@ static int execute(struct rc_ctx *x, struct held *h, const struct rc_plan *p, co
     return run_state.any_failed ? -1 : 0;
 }
 
-/* Issue 13, layer 2 (placement.h): once the job runs on status.clusterName,
- * its pods there are watched (podwatch.h; a lone Pod is its own remote
- * copy, kept current by the worker's job cache) and summarised on the manager:
- * the Placement condition and one Warning Event per reason (at most one per
- * Workload, cluster and reason in RC_WHY_EVENT_PERIOD_MS), on the Workload
- * and its job. Best effort: a failed write is retried by the next pod
- * change or reconcile. */
 /* Layer 2 waits (placement.h rc_place_wait_ms); 1 once due, else 0 with
  * *requeue_ms set to look again then. */
 static int pods_had_time(const struct held *h, const json_t *wl, long *requeue_ms)
@@ -1384,6 +1377,14 @@ static int pods_had_time(const struct held *h, const json_t *wl, long *requeue_m
     return 0;
 }
 
+/* Issue 13, layer 2 (placement.h): once the job runs on status.clusterName
+ * and its pods had RC_PLACEMENT_DELAY_MS to start, they are watched there
+ * (podwatch.h; a lone Pod is its own remote copy, kept current by the
+ * worker's job cache) and summarised on the manager:
+ * the Placement condition and one Warning Event per reason (at most one per
+ * Workload, cluster and reason in RC_WHY_EVENT_PERIOD_MS), on the Workload
+ * and its job. Best effort: a failed write is retried by the next pod
+ * change or reconcile. */
 static void placement(struct rc_ctx *x, struct held *h, const char *key, long *requeue_ms)
 {
     json_t *wl = h->cur ? h->cur : h->obs.wl;
