@@ -157,10 +157,10 @@ static int remove_all(const struct rc_obs *o, struct rc_plan *p, int keep, const
         const struct rc_remote *r = &o->remotes[i];
         if ((int)i == keep || !has_objects(r) || (done && i < RC_MAX_CLUSTERS * 2 && done[i]))
             continue;
-        if (r->available && has_live_objects(r))
-            add(p, RC_ACT_REMOVE_REMOTE, (int)i);
-        else
+        if (!r->available)
             stranded++;
+        else if (has_live_objects(r))
+            add(p, RC_ACT_REMOVE_REMOTE, (int)i); /* else going already */
     }
     return stranded;
 }

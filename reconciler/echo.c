@@ -106,13 +106,10 @@ static void sweep(struct rc_echo *e, long long now_ms)
     } while (s.n == ECHO_SWEEP_BATCH);
 }
 
-void rc_echo_note(struct rc_echo *e, const char *key, const json_t *patch, const char *rv,
-                  long long now_ms)
+/* Keeps w (owned) under key; w NULL, or no memory to keep it, forgets
+ * key: a note lost only costs a repeated call. Sweeps now and then. */
+static void remember(struct rc_echo *e, const char *key, struct written *w, long long now_ms)
 {
-    uint64_t h = rv ? patch_hash(patch) : 0;
-    struct written *w = h ? malloc(sizeof(*w)) : NULL;
-    if (w)
-        *w = (struct written){h, rc_rv_number(rv), now_ms};
     void *old = NULL;
     pthread_mutex_lock(&e->mu);
     if (!w || smap_put(e->m, key, w, &old) < 0) {
@@ -123,6 +120,16 @@ void rc_echo_note(struct rc_echo *e, const char *key, const json_t *patch, const
         sweep(e, now_ms);
     pthread_mutex_unlock(&e->mu);
     free(old);
+}
+
+void rc_echo_note(struct rc_echo *e, const char *key, const json_t *patch, const char *rv,
+                  long long now_ms)
+{
+    uint64_t h = rv ? patch_hash(patch) : 0;
+    struct written *w = h ? malloc(sizeof(*w)) : NULL;
+    if (w)
+        *w = (struct written){h, rc_rv_number(rv), now_ms};
+    remember(e, key, w, now_ms);
 }
 
 size_t rc_echo_len(struct rc_echo *e)
@@ -152,20 +159,12 @@ static int deleted_key(const char *uid, char out[DELETED_KEY_MAX])
 void rc_echo_note_deleted(struct rc_echo *e, const char *uid, long long now_ms)
 {
     char k[DELETED_KEY_MAX];
-    struct written *w = deleted_key(uid, k) ? malloc(sizeof(*w)) : NULL;
-    if (!w)
+    if (!deleted_key(uid, k))
         return; /* not noted: a repeated delete, as before */
-    *w = (struct written){0, 0, now_ms};
-    void *old = NULL;
-    pthread_mutex_lock(&e->mu);
-    if (smap_put(e->m, k, w, &old) < 0) {
-        old = NULL;
-        free(w);
-    }
-    if (++e->notes % ECHO_SWEEP_EVERY == 0)
-        sweep(e, now_ms);
-    pthread_mutex_unlock(&e->mu);
-    free(old);
+    struct written *w = malloc(sizeof(*w));
+    if (w)
+        *w = (struct written){0, 0, now_ms};
+    remember(e, k, w, now_ms);
 }
 
 int rc_echo_deleted(struct rc_echo *e, const char *uid, long long now_ms)

@@ -266,17 +266,17 @@ json_t *mk_pod_sets(const struct mk_kind *k, const json_t *job, char *err, size_
     return out;
 }
 
+int mk_prebuilt_fits_label(const char *workload_name)
+{
+    return strlen(workload_name) <= MK_LABEL_VALUE_MAX;
+}
+
 /* The Workload a worker's Kueue is to use for the copy: the label
  * kueue.x-k8s.io/prebuilt-workload-name, which Kueue v0.17 reads; a name
  * longer than a label value can hold goes into the annotation of the same
  * name instead (Kueue's own fallback since v0.18; a worker with an older
  * Kueue reads only the label); the other of the two, if the job had it,
  * goes, so that they never name different Workloads. */
-int mk_prebuilt_fits_label(const char *workload_name)
-{
-    return strlen(workload_name) <= MK_LABEL_VALUE_MAX;
-}
-
 static int set_prebuilt(json_t *copy, const char *workload_name)
 {
     static const char *const label = "metadata.labels[" MK_PREBUILT "]";

@@ -40,8 +40,9 @@
 # BENCH_RATE_LOW 3 ("" or 0 skips the second latency run), BENCH_M
 # 2000, BENCH_THREADS 8, BENCH_RUNNING 1000, BENCH_TRACKED "10000 50000"
 # ("" skips), BENCH_WARM 50 (jobs dispatched at BENCH_RATE before a
-# mode's first measured run, not measured), BENCH_N_TRACKED 100 (jobs dispatched at each tracked level,
-# at BENCH_RATE_LOW/s or 3/s; 0 skips), BENCH_QUIET_TIMEOUT 300 and
+# mode's first measured run, not measured), BENCH_N_TRACKED 100 (jobs
+# dispatched at each tracked level, at BENCH_RATE_LOW/s or 3/s; 0 skips),
+# BENCH_QUIET_TIMEOUT 300 and
 # BENCH_QUIET_WRITES 5 (`quiet`, below), BENCH_KEEP_BED=1 (keep a running
 # bed, leave it up), BENCH_TIMELINE=1 (mkueue's reconciler at --log-level
 # info, and after each of its latency runs where the dispatch spent its
@@ -293,37 +294,32 @@ cpu() { printf '%s\n' "$@" | pids_cpu; }
 OURS=() KUEUE=() CPU0=0 KCPU0=0 BCPU0=0 WKCPU0=0
 declare -A BED0=() # bed_by_name at the last stage or zero
 put() { echo "$1 $2" >>"$KV/$MODE.kv"; }
-# bed_pids [PATTERN]: the live processes of the test bed (its pids files:
-# control planes, etcd, the workers' Kueue, KWOK, job controllers) whose
-# name matches the shell pattern PATTERN (default: all but a manager's
-# Kueue, which is measured as the manager under test)
-bed_pids() {
+# bed_procs [PATTERN]: "PID NAME" of the live processes of the test bed
+# (its pids files: control planes, etcd, the workers' Kueue, KWOK, job
+# controllers) whose name matches the shell pattern PATTERN (default: all
+# but a manager's Kueue, which is measured as the manager under test)
+bed_procs() {
     local f pid name
     for f in "$MKUEUE_E2E_DIR"/pids "$MKUEUE_E2E_DIR"/pids-*; do
         [ -f "$f" ] || continue
         while read -r pid name; do
             # shellcheck disable=SC2053 # PATTERN is a glob on purpose
             [ -z "${1:-}" ] && [[ $name == kueue-manager* ]] && continue
-            [[ $name == ${1:-*} ]] && [ -e "/proc/$pid/stat" ] && echo "$pid"
+            [[ $name == ${1:-*} ]] && [ -e "/proc/$pid/stat" ] && echo "$pid $name"
         done <"$f"
     done
 }
+bed_pids() { bed_procs "$@" | cut -d' ' -f1; }
 # bed_cpu: CPU seconds of the bed's processes so far, every one and the
 # workers' Kueue alone ("ALL WORKERS_KUEUE"): on 2 shared cores, what the
 # bed spends per job beside the manager under test is what slows it as
 # workers are added
 bed_cpu() { echo "$(bed_pids | pids_cpu) $(bed_pids 'kueue-worker-*' | pids_cpu)"; }
-# bed_by_name: "NAME CPU_S" for each live process of the bed (as bed_pids),
-# NAME its name in the pids files (apiserver-worker-1, kueue-worker-1, ...)
+# bed_by_name: "NAME CPU_S" for each process of bed_procs, NAME its name
+# in the pids files (apiserver-worker-1, kueue-worker-1, ...)
 bed_by_name() {
-    local f pid name
-    for f in "$MKUEUE_E2E_DIR"/pids "$MKUEUE_E2E_DIR"/pids-*; do
-        [ -f "$f" ] || continue
-        while read -r pid name; do
-            [[ $name == kueue-manager* ]] && continue
-            [ -e "/proc/$pid/stat" ] && echo "$name $(echo "$pid" | pids_cpu)"
-        done <"$f"
-    done
+    local pid name
+    bed_procs | while read -r pid name; do echo "$name $(echo "$pid" | pids_cpu)"; done
 }
 # pids_cpu: summed utime + stime in seconds of the pids on stdin (one that
 # exited meanwhile is left out, not an error)
@@ -690,10 +686,10 @@ run_mode() {
         wait_until 60 "AdmissionCheck Active" active admissioncheck multikueue-ac
         ;;
     esac
-    # jobs through the chain at the run's pace, not measured: the first load
-    # after a fresh manager was slow for whatever met it (session 31: the
-    # first paced run's p99 4 to 17x the floor's run after it, the second
-    # run's 1.1 to 1.6x its own floor), and the floors always ran second
+    # jobs through the chain at the run's pace, not measured: the floors run
+    # after a mode's first run, so without this only the manager meets a
+    # fresh manager's first load (session 31: not shown to help, the bed's
+    # noise is larger; it only takes the order's bias away)
     log "$MODE: warm-up, $WARM jobs at $RATE/s"
     rcb --ns bench-warm --no-floor latency "$WARM" "$RATE" >/dev/null
     quiet bench-warm

@@ -524,6 +524,8 @@ static void test_remote_finished(void **state)
     decide(&f);
     assert_string_equal(f.plan.step, "finished");
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_REMOVE_REMOTE), 0);
+    /* going on a worker that answers: nothing stranded, no wait for a lost worker */
+    assert_true(f.plan.requeue_ms != f.o.worker_lost_timeout_ms);
     rcf_teardown(&f);
 }
 
