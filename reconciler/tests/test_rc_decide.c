@@ -242,6 +242,38 @@ static void test_first_admitted_wins_and_order_is_safe(void **state)
     rcf_teardown(&f);
 }
 
+/* Both copies reserved in the same second (condition times are whole
+ * seconds, so a burst is mostly ties): the Workload's UID picks, the same
+ * one each time it is decided, and a burst lands on both workers, not on the
+ * first of the config. */
+static void test_ties_spread_by_workload(void **state)
+{
+    (void)state;
+    int on[2] = {0, 0};
+    for (int i = 0; i < 20; i++) {
+        char uid[32];
+        snprintf(uid, sizeof uid, "wl-uid-%d", i);
+        const char *winner[2];
+        for (int again = 0; again < 2; again++) {
+            struct rc_fixture f;
+            rcf_setup(&f, manager_wl("Pending", NULL, 1));
+            jx_set_new_str(f.o.wl, "metadata.uid", uid);
+            f.r[0].wl = remote_wl(f.o.wl, T1);
+            f.r[1].wl = remote_wl(f.o.wl, T1);
+            decide(&f);
+            json_t *doc = patched(rc_plan_find(&f.plan, RC_ACT_WL_STATUS));
+            const char *c = jx_str(doc, "status.clusterName");
+            assert_non_null(c);
+            winner[again] = strcmp(c, "worker-1") == 0 ? "worker-1" : "worker-2";
+            json_decref(doc);
+            rcf_teardown(&f);
+        }
+        assert_string_equal(winner[0], winner[1]);
+        on[strcmp(winner[0], "worker-2") == 0]++;
+    }
+    assert_true(on[0] >= 2 && on[1] >= 2);
+}
+
 static void test_recorded_cluster_decides(void **state)
 {
     (void)state;
@@ -1367,6 +1399,7 @@ int main(void)
         cmocka_unit_test(test_no_copies_without_quota),
         cmocka_unit_test(test_nominate_removes_unnominated_copies),
         cmocka_unit_test(test_first_admitted_wins_and_order_is_safe),
+        cmocka_unit_test(test_ties_spread_by_workload),
         cmocka_unit_test(test_a_failing_cluster_stops_only_its_part),
         cmocka_unit_test(test_rejected_deactivates_as_kueue),
         cmocka_unit_test(test_eviction_resets_every_check),
