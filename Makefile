@@ -287,7 +287,7 @@ image-check: deps build
 # `make bench-managers`: the same jobs through mkueue standalone, mkueue with
 # Kueue, and Kueue's own MultiKueue manager (e2e/bench/managers.sh; BENCH_MODES,
 # BENCH_N, BENCH_RATE, BENCH_RATE_LOW, BENCH_M, BENCH_THREADS, BENCH_RUNNING,
-# BENCH_TRACKED, MKUEUE_WORKERS tune it); `make bench-reconciler`: mkueue
+# BENCH_TRACKED, BENCH_PAIRS, MKUEUE_WORKERS tune it); `make bench-reconciler`: mkueue
 # standalone alone.
 # `make bench` runs the webhook's and the managers' benchmarks and prints one
 # table of every build/bench/*.json (e2e/bench/render.py).

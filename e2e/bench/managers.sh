@@ -32,6 +32,10 @@
 #   - the floor (the same API calls made directly, at the same count and
 #     pace) in mode mkueue-standalone only: after each latency run and at
 #     each tracked level;
+#   - in that mode too, BENCH_PAIRS more runs of BENCH_N jobs at
+#     BENCH_RATE_LOW/s, each beside a floor run taken right before or after
+#     it (keys m_pair<K>_*): the goal's ratio as the median of the pairs'
+#     (render.py), not as one run's;
 #   - every timed run (and its floor) placed between the bed's periodic
 #     OpenAPI rebuilds (clear_of_stall), the seconds waited for that in
 #     stall_waited_s, what a run still held in *bed_stall_s.
@@ -43,7 +47,8 @@
 # mode's first measured run, not measured), BENCH_N_TRACKED 100 (jobs
 # dispatched at each tracked level, at BENCH_RATE_LOW/s or 3/s; 0 skips),
 # BENCH_QUIET_TIMEOUT 300 and
-# BENCH_QUIET_WRITES 5 (`quiet`, below), BENCH_KEEP_BED=1 (keep a running
+# BENCH_QUIET_WRITES 5 (`quiet`, below), BENCH_PAIRS 4 (interleaved runs
+# of mkueue and its floor, `pairs` below; 0 skips), BENCH_KEEP_BED=1 (keep a running
 # bed, leave it up), BENCH_TIMELINE=1 (mkueue's reconciler at --log-level
 # info, and after each of its latency runs where the dispatch spent its
 # time, e2e/bench/timeline.py, how long each kind of key waited in the
@@ -71,6 +76,7 @@ WARM=${BENCH_WARM:-50}
 RUNNING=${BENCH_RUNNING:-1000}
 TRACKED=${BENCH_TRACKED-10000 50000}
 N_TRACKED=${BENCH_N_TRACKED:-100} RATE_TRACKED=${RATE_LOW:-3}
+PAIRS=${BENCH_PAIRS:-4} RATE_PAIRS=${RATE_LOW:-3}
 RC_PORT=${BENCH_METRICS_PORT:-18399}
 RC_LOG=warn
 [ "${BENCH_TIMELINE:-0}" = 1 ] && RC_LOG=info
@@ -84,7 +90,7 @@ HZ=$(getconf CLK_TCK)
 WORKERS=()
 for i in $(seq "$W"); do WORKERS+=("worker-$i"); done
 # bench-low: the second latency run's jobs
-NSS=(bench bench-low bench-warm bench-run bench-idle)
+NSS=(bench bench-low bench-warm bench-run bench-idle bench-pair)
 log() { echo "bench-managers: $(date +%T) $*" >&2; }
 
 cleanup() {
@@ -622,6 +628,39 @@ latency() {
     fi
 }
 
+# pairs: PAIRS runs of N jobs at RATE_PAIRS/s, each with a floor run next to
+# it, the floor first in every second pair (keys m_pair<K>_*, the floors'
+# stalls m_pair<K>_floor_bed_stall_s). The bed has slow windows of a few
+# minutes (session 31: the same code 1.1 to 17x its floor, the API servers'
+# etcd answering 10x slower in some runs): a pair's two runs share a window
+# more often than runs minutes apart, and the median of the pairs' ratios
+# (render.py) is the figure the goal is read from.
+pairs() {
+    local i
+    for i in $(seq "$PAIRS"); do
+        quiet bench-pair
+        clear_of_stall $((2 * $(run_s "$N" "$RATE_PAIRS")))
+        if [ $((i % 2)) = 1 ]; then
+            pair_run "$i" --no-floor && pair_run "$i" --floor-only
+        else
+            pair_run "$i" --floor-only && pair_run "$i" --no-floor
+        fi
+        log "$MODE: pair $i: p99 $(kv_of "m_pair${i}_dispatch_apply_to_remote_job_p99_ms") ms," \
+            "floor with admission $(kv_of "m_pair${i}_dispatch_floor_worker_admission_p99_ms") ms"
+    done
+    zero # the pairs' CPU is no stage's
+}
+# pair_run K FLAG: pair K's run of mkueue (--no-floor) or of its floor (--floor-only)
+pair_run() {
+    local stall=m_pair$1_bed_stall_s
+    [ "$2" = --floor-only ] && stall=m_pair$1_floor_bed_stall_s
+    log "$MODE: pair $1, $([ "$2" = --floor-only ] && echo floor || echo mkueue): $N jobs at $RATE_PAIRS/s"
+    timed_rcb "m_pair$1_" "$stall" --ns bench-pair "$2" latency "$N" "$RATE_PAIRS"
+    sleep 5 # the last jobs' trailing writes, as latency
+}
+# kv_of KEY: KEY's value in this mode's figures so far (the last one written)
+kv_of() { awk -v k="$1" '$1 == k { v = $2 } END { print v }' "$KV/$MODE.kv"; }
+
 # dispatch_tracked T: with T Workloads tracked, N_TRACKED jobs at
 # RATE_TRACKED/s in namespace bench (empty: quiet ran before the level),
 # keys m_tracked_<T>_* and stage dispatch_tracked_<T>: the CPU per
@@ -699,6 +738,7 @@ run_mode() {
     if [ -n "$RATE_LOW" ]; then put rate_low "$RATE_LOW"; fi
     put running "$RUNNING"
     if [ -n "$TRACKED" ] && [ "$N_TRACKED" -gt 0 ]; then put rate_tracked "$RATE_TRACKED"; fi
+    if [ "$MODE" = "$FLOOR_MODE" ] && [ "$PAIRS" -gt 0 ]; then put rate_pairs "$RATE_PAIRS"; fi
     put settle "${BENCH_SETTLE:-35}"
     put load1 "$(cut -d' ' -f1 /proc/loadavg)"
     zero
@@ -714,6 +754,12 @@ run_mode() {
         quiet bench
         zero
         latency bench-low "$RATE_LOW" _low "$floor"
+    fi
+    if [ "$MODE" = "$FLOOR_MODE" ] && [ "$PAIRS" -gt 0 ]; then
+        quiet bench-low
+        pairs
+        quiet bench-pair
+        zero
     fi
     clear_of_stall "$(run_s "$M" 5)"
     zero

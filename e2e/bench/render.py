@@ -63,6 +63,41 @@ def read_kv(path):
     return kv
 
 
+def pair_ratios(d, floor):
+    """the p99 / floor p99 of each interleaved pair in one mode's figures
+    (managers.sh, pairs), in pair order; floor: "direct_calls" or
+    "worker_admission"; a pair without both figures is left out"""
+    ks = sorted(int(m.group(1)) for k in d
+                for m in [re.match(r"m_pair(\d+)_dispatch_apply_to_remote_job_p99_ms$", k)] if m)
+    got = [(d["m_pair%d_dispatch_apply_to_remote_job_p99_ms" % k],
+            d.get("m_pair%d_dispatch_floor_%s_p99_ms" % (k, floor))) for k in ks]
+    return [ours / fl for ours, fl in got if fl]
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return (xs[(n - 1) // 2] + xs[n // 2]) / 2 if n else None
+
+
+def pair_rows(kv, row):
+    """the goal's ratio over the interleaved pairs: their median, and how
+    many pairs met the goal's 2x (one pair's ratio says how the bed's slow
+    windows fell: session 31 saw 1.1 to 17x with the same code)"""
+    n = max((len(pair_ratios(d, "worker_admission")) for d in kv.values()), default=0)
+    if not n:
+        return
+    at = rate_label(kv, "m_pair1_", "rate_pairs", 3)
+    for fl, what in (("direct_calls", "floor p99"), ("worker_admission", "floor with admission p99")):
+        row("apply -> remote job %s, p99 / %s: median of %d interleaved pairs" % (at, what, n),
+            "x", "lower", None, derive=lambda d, p, fl=fl: (
+                None if p else median(pair_ratios(d, fl))))
+        row("apply -> remote job %s, p99 / %s: pairs within 2x (of %d)" % (at, what, n),
+            "pairs", "higher", None, derive=lambda d, p, fl=fl: (
+                None if p or not pair_ratios(d, fl) else
+                float(sum(r <= 2 for r in pair_ratios(d, fl)))))
+
+
 def collect(out, kvdir, floor_mode):
     kv = {os.path.basename(p)[:-3]: read_kv(p) for p in glob.glob(os.path.join(kvdir, "*.kv"))}
     rows = []
@@ -116,6 +151,7 @@ def collect(out, kvdir, floor_mode):
 
     for pre, rate_key, default in LATENCY:
         latency_rows(pre, rate_label(kv, pre, rate_key, default))
+    pair_rows(kv, row)
     for r in FIXED:
         row(*r)
     for pre, rate_key, default in LATENCY:
