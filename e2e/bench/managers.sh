@@ -639,7 +639,6 @@ pairs() {
     local i
     for i in $(seq "$PAIRS"); do
         quiet bench-pair
-        clear_of_stall $((2 * $(run_s "$N" "$RATE_PAIRS")))
         if [ $((i % 2)) = 1 ]; then
             pair_run "$i" --no-floor && pair_run "$i" --floor-only
         else
@@ -654,6 +653,9 @@ pairs() {
 pair_run() {
     local stall=m_pair$1_bed_stall_s
     [ "$2" = --floor-only ] && stall=m_pair$1_floor_bed_stall_s
+    # each run (its dispatches and then its finishes, or the floor's two
+    # passes) clear of the bed's rebuilds: a pair parts by at most that wait
+    clear_of_stall "$(run_s $((2 * N)) "$RATE_PAIRS")"
     log "$MODE: pair $1, $([ "$2" = --floor-only ] && echo floor || echo mkueue): $N jobs at $RATE_PAIRS/s"
     timed_rcb "m_pair$1_" "$stall" --ns bench-pair "$2" latency "$N" "$RATE_PAIRS"
     sleep 5 # the last jobs' trailing writes, as latency
