@@ -758,6 +758,9 @@ run_mode() {
         latency bench-low "$RATE_LOW" _low "$floor"
     fi
     if [ "$MODE" = "$FLOOR_MODE" ] && [ "$PAIRS" -gt 0 ]; then
+        # the latency runs' jobs gone (bench's too: without BENCH_RATE_LOW
+        # its run is the last, and the first pair met its cleanup)
+        quiet bench
         quiet bench-low
         pairs
         quiet bench-pair
