@@ -647,16 +647,15 @@ pairs() {
         log "$MODE: pair $i: p99 $(kv_of "m_pair${i}_dispatch_apply_to_remote_job_p99_ms") ms," \
             "floor with admission $(kv_of "m_pair${i}_dispatch_floor_worker_admission_p99_ms") ms"
     done
-    zero # the pairs' CPU is no stage's
 }
 # pair_run K FLAG: pair K's run of mkueue (--no-floor) or of its floor (--floor-only)
 pair_run() {
-    local stall=m_pair$1_bed_stall_s
-    [ "$2" = --floor-only ] && stall=m_pair$1_floor_bed_stall_s
+    local what=mkueue stall=m_pair$1_bed_stall_s
+    [ "$2" = --floor-only ] && what=floor stall=m_pair$1_floor_bed_stall_s
     # each run (its dispatches and then its finishes, or the floor's two
     # passes) clear of the bed's rebuilds: a pair parts by at most that wait
     clear_of_stall "$(run_s $((2 * N)) "$RATE_PAIRS")"
-    log "$MODE: pair $1, $([ "$2" = --floor-only ] && echo floor || echo mkueue): $N jobs at $RATE_PAIRS/s"
+    log "$MODE: pair $1, $what: $N jobs at $RATE_PAIRS/s"
     timed_rcb "m_pair$1_" "$stall" --ns bench-pair "$2" latency "$N" "$RATE_PAIRS"
     sleep 5 # the last jobs' trailing writes, as latency
 }
@@ -764,7 +763,7 @@ run_mode() {
         quiet bench-low
         pairs
         quiet bench-pair
-        zero
+        zero # the pairs' CPU is no stage's
     fi
     clear_of_stall "$(run_s "$M" 5)"
     zero
