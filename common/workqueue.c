@@ -12,8 +12,9 @@
  * not processing, not waiting, no failures counted). */
 struct wq_item {
     char *key;
-    struct wq_item *qnext; /* FIFO link while queued */
-    int dirty;             /* needs processing (queued, or re-queue on done) */
+    struct wq_item *qnext, *qprev; /* its lane's links while queued */
+    int dirty;                     /* needs processing (queued, or re-queue on done) */
+    int first; /* goes to the first lane when next queued (wq_add_first); cleared when handed out */
     int processing;
     long heap_idx; /* position in the delay heap, -1 when not waiting */
     uint64_t ready_ns;
@@ -27,7 +28,10 @@ struct wq {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     struct smap *items; /* key -> struct wq_item */
-    struct wq_item *head, *tail;
+    struct lane {
+        struct wq_item *head, *tail;
+    } lanes[2];    /* LANE_FIRST, LANE_REST */
+    int first_run; /* keys handed out from the first lane since the last of the rest */
     size_t queued;
     struct wq_item **heap; /* min-heap on ready_ns */
     size_t heap_len, heap_alloc;
@@ -111,34 +115,59 @@ static void item_release_if_idle(struct wq *q, struct wq_item *it)
     item_free(it);
 }
 
+enum { LANE_FIRST, LANE_REST };
+
 static void fifo_push(struct wq *q, struct wq_item *it)
 {
+    struct lane *l = &q->lanes[it->first ? LANE_FIRST : LANE_REST];
     it->qnext = NULL;
-    if (q->tail)
-        q->tail->qnext = it;
+    it->qprev = l->tail;
+    if (l->tail)
+        l->tail->qnext = it;
     else
-        q->head = it;
-    q->tail = it;
+        l->head = it;
+    l->tail = it;
     q->queued++;
 }
 
-static struct wq_item *fifo_pop(struct wq *q)
+static void fifo_unlink(struct wq *q, struct lane *l, struct wq_item *it)
 {
-    struct wq_item *it = q->head;
-    q->head = it->qnext;
-    if (!q->head)
-        q->tail = NULL;
-    it->qnext = NULL;
+    if (it->qprev)
+        it->qprev->qnext = it->qnext;
+    else
+        l->head = it->qnext;
+    if (it->qnext)
+        it->qnext->qprev = it->qprev;
+    else
+        l->tail = it->qprev;
+    it->qnext = it->qprev = NULL;
     q->queued--;
-    return it;
+}
+
+/* The lane of the next key to hand out (one is queued): the first, but
+ * the rest after WQ_FIRST_RUN_MAX of the first in a row, so that a long
+ * run of urgent keys (a burst of jobs to dispatch) delays the others and
+ * never starves them. */
+static struct lane *next_lane(struct wq *q)
+{
+    struct lane *first = &q->lanes[LANE_FIRST], *rest = &q->lanes[LANE_REST];
+    return first->head && (!rest->head || q->first_run < WQ_FIRST_RUN_MAX) ? first : rest;
 }
 
 /* The client-go rule: queued iff dirty and not processing. due_ns: when it
  * became due (now, or a delayed add's deadline). */
-static void mark_dirty(struct wq *q, struct wq_item *it, uint64_t due_ns)
+static void mark_dirty(struct wq *q, struct wq_item *it, uint64_t due_ns, int first)
 {
-    if (it->dirty)
+    if (it->dirty) {
+        if (first && !it->first && !it->processing) { /* queued in the rest: moves ahead */
+            fifo_unlink(q, &q->lanes[LANE_REST], it);
+            it->first = 1;
+            fifo_push(q, it);
+        }
+        it->first |= first;
         return;
+    }
+    it->first |= first;
     it->dirty = 1;
     it->due_ns = due_ns;
     if (q->obs.added)
@@ -240,7 +269,7 @@ static void promote_due(struct wq *q, uint64_t now)
 {
     while (q->heap_len > 0 && q->heap[0]->ready_ns <= now) {
         struct wq_item *it = heap_pop(q);
-        mark_dirty(q, it, it->ready_ns);
+        mark_dirty(q, it, it->ready_ns, it->first);
     }
 }
 
@@ -251,7 +280,7 @@ int wq_add(struct wq *q, const char *key)
     return wq_add_after(q, key, 0);
 }
 
-int wq_add_after(struct wq *q, const char *key, long delay_ms)
+static int add(struct wq *q, const char *key, long delay_ms, int first)
 {
     int rc = -1;
     pthread_mutex_lock(&q->lock);
@@ -261,10 +290,11 @@ int wq_add_after(struct wq *q, const char *key, long delay_ms)
     if (!it)
         goto out;
     if (delay_ms <= 0) {
-        mark_dirty(q, it, clk_now_ns());
+        mark_dirty(q, it, clk_now_ns(), first);
         rc = 0;
         goto out;
     }
+    it->first |= first;
     uint64_t ready = clk_now_ns() + (uint64_t)delay_ms * 1000000ULL;
     if (it->heap_idx >= 0) {
         if (ready < it->ready_ns) {
@@ -284,6 +314,16 @@ int wq_add_after(struct wq *q, const char *key, long delay_ms)
 out:
     pthread_mutex_unlock(&q->lock);
     return rc;
+}
+
+int wq_add_after(struct wq *q, const char *key, long delay_ms)
+{
+    return add(q, key, delay_ms, 0);
+}
+
+int wq_add_first(struct wq *q, const char *key, long delay_ms)
+{
+    return add(q, key, delay_ms, 1);
 }
 
 static long backoff_ms(const struct wq *q, int failures)
@@ -345,7 +385,7 @@ int wq_get_timeout(struct wq *q, char **key, long timeout_ms)
         }
         uint64_t now = clk_now_ns();
         promote_due(q, now);
-        if (q->head)
+        if (q->queued)
             break;
         if (now >= give_up) {
             rc = 1;
@@ -361,13 +401,17 @@ int wq_get_timeout(struct wq *q, char **key, long timeout_ms)
             clk_cond_wait_until(&q->cond, &q->lock, (long long)((wake + 999999) / 1000000));
         }
     }
-    char *copy = strdup(q->head->key);
+    struct lane *l = next_lane(q);
+    char *copy = strdup(l->head->key);
     if (!copy) {
         rc = -1;
         goto out;
     }
-    struct wq_item *it = fifo_pop(q);
+    struct wq_item *it = l->head;
+    fifo_unlink(q, l, it);
+    q->first_run = l == &q->lanes[LANE_FIRST] ? q->first_run + 1 : 0;
     it->dirty = 0;
+    it->first = 0;
     it->processing = 1;
     it->start_ns = clk_now_ns();
     processing_link(q, it);

@@ -1,6 +1,7 @@
 /* Keyed work queue in the manner of client-go's rate-limited workqueue.
  *
- * A key is queued at most once. A key being processed (between wq_get and
+ * A key is queued at most once, in one of two lanes: wq_add_first's ahead
+ * of the others. A key being processed (between wq_get and
  * wq_done) is never handed to a second worker: adding it meanwhile marks it
  * dirty and it is queued again by wq_done. Delayed adds and per-key
  * exponential backoff (base * 2^failures, capped) sit on a min-heap that
@@ -43,6 +44,14 @@ int wq_add(struct wq *q, const char *key);
 /* Queues key once delay_ms has passed (at once when delay_ms <= 0). A key
  * already waiting keeps the earlier of the two deadlines. */
 int wq_add_after(struct wq *q, const char *key, long delay_ms);
+/* As wq_add_after, for a key that should not wait behind the others: once
+ * due it is handed out before every key queued by the other adds (a key
+ * already queued by them moves ahead; one being processed goes ahead when
+ * wq_done queues it again), in the order of these adds. After
+ * WQ_FIRST_RUN_MAX such keys in a row one of the others is handed out, if
+ * any waits: urgent work delays the rest, never starves it. */
+#define WQ_FIRST_RUN_MAX 4
+int wq_add_first(struct wq *q, const char *key, long delay_ms);
 /* Queues key after its backoff and counts one more failure for it. Returns
  * the delay applied in ms, or -1 like wq_add. */
 long wq_add_rate_limited(struct wq *q, const char *key);

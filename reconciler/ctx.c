@@ -17,17 +17,27 @@ int rc_kind_index(const struct rc_ctx *x, const struct mk_kind *k)
     return -1;
 }
 
-void rc_enqueue_after(struct rc_ctx *x, char prefix, const char *key, long ms)
+static void enqueue(struct rc_ctx *x, char prefix, const char *key, long ms, int first)
 {
     char k[KCACHE_KEY_MAX + 64];
     int n = snprintf(k, sizeof(k), "%c/%s", prefix, key);
     if (n < 0 || (size_t)n >= sizeof(k))
         return;
     struct wq *q = prefix == 'j' && x->job_queue ? x->job_queue : x->queue;
-    if (ms > 0)
-        wq_add_after(q, k, ms);
+    if (first)
+        wq_add_first(q, k, ms);
     else
-        wq_add(q, k);
+        wq_add_after(q, k, ms);
+}
+
+void rc_enqueue_after(struct rc_ctx *x, char prefix, const char *key, long ms)
+{
+    enqueue(x, prefix, key, ms, 0);
+}
+
+void rc_enqueue_first(struct rc_ctx *x, char prefix, const char *key, long ms)
+{
+    enqueue(x, prefix, key, ms, 1);
 }
 
 void rc_enqueue(struct rc_ctx *x, char prefix, const char *key)

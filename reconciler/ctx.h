@@ -91,6 +91,9 @@ int rc_kind_index(const struct rc_ctx *x, const struct mk_kind *k);
 /* Enqueue helpers: prefix + key. */
 void rc_enqueue(struct rc_ctx *x, char prefix, const char *key);
 void rc_enqueue_after(struct rc_ctx *x, char prefix, const char *key, long ms);
+/* The same ahead of the other keys (wq_add_first): work a dispatch waits
+ * on, not the upkeep of jobs already placed. */
+void rc_enqueue_first(struct rc_ctx *x, char prefix, const char *key, long ms);
 /* Every manager Workload (e.g. after a cluster came back). */
 void rc_enqueue_all_workloads(struct rc_ctx *x);
 /* The periodic resync's: the Workloads that hold quota or are being

@@ -58,7 +58,7 @@ enum rc_run rc_act_run(const struct rc_act *a, const struct rc_run_state *s)
     if (s->manager_failed)
         return RC_STOP;
     if (c < 0)
-        return s->any_failed ? RC_STOP : RC_RUN;
+        return s->any_failed && !a->independent ? RC_STOP : RC_RUN;
     return s->cluster_failed[c] ? RC_SKIP : RC_RUN;
 }
 
@@ -1079,19 +1079,11 @@ static void nominate(const struct rc_obs *o, struct rc_plan *p, const struct dri
         snprintf(p->step, sizeof(p->step), "waiting-other-checks");
         return;
     }
-    /* why it waits first, so a failed create below still leaves it said (a
-     * drift report has the message) */
     snprintf(p->step, sizeof(p->step), "nominate");
-    if (rep->cluster < 0)
-        explain(o, p, 0);
-    json_t *cur = jx_get(o->wl, "status.nominatedClusterNames");
     json_t *chosen = data_aware(o, p);
-    if (o->dispatcher_writes && chosen && !rc_names_equal(cur, chosen)) {
-        json_t *patch = json_object();
-        if (patch)
-            json_object_set(patch, "nominatedClusterNames", chosen);
-        add_status(p, patch);
-    }
+    /* the copies first: a worker's Kueue admits while the manager is told
+     * (Kueue writes the nominations first; these writes cost a dispatch a
+     * manager round trip or two on the way to its job) */
     for (size_t i = 0; i < o->nremotes; i++) {
         const struct rc_remote *rr = &o->remotes[i];
         int nominated = rr->in_config && rc_names_has(chosen, rr->cluster);
@@ -1102,6 +1094,21 @@ static void nominate(const struct rc_obs *o, struct rc_plan *p, const struct dri
         else if ((!nominated && has_live_objects(rr)) || (nominated && !rr->wl && rr->job))
             add(p, RC_ACT_REMOVE_REMOTE, (int)i); /* not nominated, or an orphaned job */
     }
+    /* then why it waits and the nominations, written even when a worker's
+     * call failed (a drift report has the message; an Incremental round
+     * starts once its nomination is written) */
+    size_t told = p->n;
+    if (rep->cluster < 0)
+        explain(o, p, 0);
+    json_t *cur = jx_get(o->wl, "status.nominatedClusterNames");
+    if (o->dispatcher_writes && chosen && !rc_names_equal(cur, chosen)) {
+        json_t *patch = json_object();
+        if (patch)
+            json_object_set(patch, "nominatedClusterNames", chosen);
+        add_status(p, patch);
+    }
+    for (size_t i = told; i < p->n; i++)
+        p->acts[i].independent = 1;
     json_decref(chosen);
     requeue(p, o->dispatcher_requeue_ms);
 }

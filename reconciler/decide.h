@@ -113,7 +113,8 @@ struct rc_act {
     int cluster;   /* index into obs->remotes, -1 when not about a cluster */
     json_t *patch; /* RC_ACT_WL_STATUS, RC_ACT_LOCAL_JOB_STATUS: the merge patch (owned) */
     int value;
-    char etype[16]; /* RC_ACT_EVENT: Normal / Warning */
+    int independent; /* a manager action needing no worker's action before it: see rc_act_run */
+    char etype[16];  /* RC_ACT_EVENT: Normal / Warning */
     char reason[64];
     char message[1024];
 };
@@ -141,7 +142,8 @@ struct rc_run_state {
 
 /* What the executor does with the next action, given what failed before it
  * in the plan. A manager action may depend on anything before it: it runs
- * only when nothing failed, else the plan stops there. Every action may
+ * only when nothing failed, else the plan stops there; an independent one
+ * runs unless a manager action failed. Every action may
  * depend on the manager actions before it (a copy is removed only once the
  * Workload's Finished is written): after a failed manager action the plan
  * stops. A cluster's action runs unless its own cluster failed: one hung or

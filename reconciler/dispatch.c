@@ -1436,8 +1436,18 @@ static void placement(struct rc_ctx *x, struct held *h, const char *key, long *r
     rc_place_plan_clear(&plan);
 }
 
+/* One reconcile's time under the step that decided it (the metric
+ * mkueue_workload_step_duration_seconds): which steps a job's reconciles
+ * go to, and what each costs. */
+static void count_step(struct rc_ctx *x, const char *step, uint64_t t0_ns)
+{
+    const char *v[] = {step};
+    mt_observe(x->metrics.wl_steps, v, (double)(clk_now_ns() - t0_ns) / 1e9);
+}
+
 int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
 {
+    uint64_t t0 = clk_now_ns();
     struct held *h = calloc(1, sizeof(*h));
     *requeue_ms = -1;
     if (!h)
@@ -1445,12 +1455,14 @@ int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
     int rc = observe(x, key, h);
     if (rc == 2) { /* the cache is behind our own write (echo.h) */
         free(h);
+        count_step(x, "cache-behind", t0);
         return 0;
     }
     if (rc == 1) {
         free(h);
         drift_forget(x, key); /* the Workload is gone */
         rc_podwatch_drop(x->podwatch, key);
+        count_step(x, "gone", t0);
         return 0;
     }
     struct rc_plan *plan = malloc(sizeof(*plan));
@@ -1502,6 +1514,7 @@ int rc_reconcile_workload(struct rc_ctx *x, const char *key, long *requeue_ms)
         free(smap_del(x->rounds, key));
         pthread_mutex_unlock(&x->mu);
     }
+    count_step(x, plan->step[0] ? plan->step : "none", t0);
     rc_plan_clear(plan);
     free(plan);
     release(h);

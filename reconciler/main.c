@@ -119,7 +119,18 @@ static void gate_note(struct app *a, const char *key, const json_t *old, const j
     rc_gix_note(a->x.gix, key, known && !gone ? cq : NULL, ch);
     if (!known || !changed)
         return;
-    rc_enqueue_after(&a->x, 'q', cq, rc_gix_window_ms(a->x.gix, cq, clk_now_ms()));
+    /* a pass reserves quota for the jobs waiting on it: ahead of upkeep */
+    rc_enqueue_first(&a->x, 'q', cq, rc_gix_window_ms(a->x.gix, cq, clk_now_ms()));
+}
+
+/* 1 when wl (a full object, NULL: 0) waits for its dispatch: it holds
+ * quota and no worker is chosen yet. Its reconciles (copy it, take the
+ * first worker to admit it) go ahead of the upkeep of placed jobs, which
+ * on a busy manager kept each step of a dispatch waiting for a thread. */
+static int awaits_dispatch(const json_t *wl)
+{
+    return wl && rc_wl_reserved(wl) && !jx_str(wl, "status.clusterName") && !rc_wl_finished(wl) &&
+           !rc_wl_deleting(wl);
 }
 
 static void wl_add(const char *key, json_t *obj, void *ud)
@@ -141,11 +152,18 @@ static void wl_update(const char *key, json_t *old, json_t *obj, void *ud)
      * seconds of wait; its queue's index already has it (gate_index.h) */
     if (old == obj && !rc_resync_wanted(obj))
         return;
-    rc_enqueue(&a->x, 'w', key);
-    if (a->cfg.mode != RC_MODE_STANDALONE)
+    int standalone = a->cfg.mode == RC_MODE_STANDALONE;
+    json_t *n = standalone || rc_md(obj, RC_MD_ADMISSION_CQ) ? rc_unwrap(obj) : NULL;
+    if (old != obj && awaits_dispatch(n))
+        rc_enqueue_first(&a->x, 'w', key, 0);
+    else
+        rc_enqueue(&a->x, 'w', key);
+    if (!standalone) {
+        json_decref(n);
         return;
+    }
     char s1[GATE_SIG_MAX], s2[GATE_SIG_MAX];
-    json_t *o = rc_unwrap(old), *n = rc_unwrap(obj);
+    json_t *o = rc_unwrap(old);
     gate_sig(o, s1, sizeof(s1));
     gate_sig(n, s2, sizeof(s2));
     gate_note(a, key, old, obj, 0, strcmp(s1, s2) != 0); /* a resync: the same */
@@ -454,9 +472,16 @@ static void secret_update(const char *key, json_t *old, json_t *obj, void *ud)
 static void remote_wl_event(const char *cluster, const char *key, json_t *obj, int deleted,
                             void *ud)
 {
-    (void)cluster, (void)obj, (void)deleted;
+    (void)cluster;
     struct app *a = ud;
-    rc_enqueue(&a->x, 'w', key);
+    /* a copy's reservation may be the one the dispatch waits for */
+    json_t *wl =
+        !deleted && rc_md(obj, RC_MD_ADMISSION_CQ) ? rc_cache_get(a->x.workloads, key) : NULL;
+    if (awaits_dispatch(wl))
+        rc_enqueue_first(&a->x, 'w', key, 0);
+    else
+        rc_enqueue(&a->x, 'w', key);
+    json_decref(wl);
 }
 
 static void remote_job_event(const char *cluster, const char *key, json_t *obj, int deleted,

@@ -178,6 +178,10 @@ int rc_metrics_init(struct rc_metrics *m)
     m->reconcile =
         mt_histogram(m->reg, "mkueue_reconcile_duration_seconds",
                      "Duration of one reconcile, by kind of key and result.", rk, NULL, 0);
+    static const char *const st[] = {"step", NULL};
+    m->wl_steps = mt_histogram(m->reg, "mkueue_workload_step_duration_seconds",
+                               "Duration of one Workload reconcile, by the step that decided it.",
+                               st, NULL, 0);
     m->sync_lag = mt_histogram(m->reg, "mkueue_status_sync_lag_seconds",
                                "From a remote job event to its status written on the manager.",
                                NULL, lag_buckets, sizeof(lag_buckets) / sizeof(lag_buckets[0]));

@@ -13,6 +13,7 @@ struct rc_metrics {
     struct mt_family *admitted;    /* multikueue_workloads_admitted_total */
     struct mt_family *connected;   /* mkueue_cluster_connected{cluster} */
     struct mt_family *reconcile;   /* mkueue_reconcile_duration_seconds{kind,result} */
+    struct mt_family *wl_steps;    /* mkueue_workload_step_duration_seconds{step} */
     struct mt_family *sync_lag;    /* mkueue_status_sync_lag_seconds */
     struct mt_family *remote_err;  /* mkueue_remote_api_errors_total{cluster,code} */
     struct mt_family *leader;      /* mkueue_leader */

@@ -400,6 +400,87 @@ static void test_foreach_processing(void **state)
     wq_free(q);
 }
 
+/* Gets n keys in turn (each done at once) and checks their order. */
+static void expect_order(struct wq *q, const char *const *want, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char *k = get_now(q);
+        assert_string_equal(k, want[i]);
+        finish(q, k);
+    }
+}
+
+static void test_first_lane_goes_ahead(void **state)
+{
+    (void)state;
+    struct wq *q = wq_new(NULL);
+    assert_non_null(q);
+    wq_add(q, "r1");
+    wq_add(q, "r2");
+    assert_int_equal(wq_add_first(q, "f1", 0), 0);
+    wq_add(q, "r3");
+    assert_int_equal(wq_add_first(q, "r2", 0), 0); /* already queued: moves ahead */
+    wq_add(q, "f1");                               /* a plain add keeps it first */
+    assert_int_equal(wq_len(q), 4);
+    const char *want[] = {"f1", "r2", "r1", "r3"};
+    expect_order(q, want, 4);
+    assert_int_equal(wq_len(q), 0);
+    wq_free(q);
+}
+
+static void test_first_lane_never_starves_the_rest(void **state)
+{
+    (void)state;
+    struct wq *q = wq_new(NULL);
+    assert_non_null(q);
+    wq_add(q, "r1");
+    wq_add(q, "r2");
+    char name[8];
+    for (int i = 0; i < 2 * WQ_FIRST_RUN_MAX; i++) {
+        snprintf(name, sizeof(name), "f%d", i);
+        wq_add_first(q, name, 0);
+    }
+    /* WQ_FIRST_RUN_MAX of the first lane, one of the rest, and again */
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < WQ_FIRST_RUN_MAX; i++) {
+            snprintf(name, sizeof(name), "f%d", round * WQ_FIRST_RUN_MAX + i);
+            char *k = get_now(q);
+            assert_string_equal(k, name);
+            finish(q, k);
+        }
+        char *k = get_now(q);
+        assert_string_equal(k, round ? "r2" : "r1");
+        finish(q, k);
+    }
+    assert_int_equal(wq_len(q), 0);
+    wq_free(q);
+}
+
+static void test_first_add_while_processing_and_delayed(void **state)
+{
+    (void)state;
+    struct wq *q = wq_new(NULL);
+    assert_non_null(q);
+    wq_add(q, "p");
+    char *p = get_now(q);
+    wq_add(q, "r1");
+    wq_add_first(q, "p", 0); /* being processed: ahead once done */
+    finish(q, p);
+    assert_int_equal(wq_add_first(q, "d", 500), 0); /* first once due */
+    wq_add(q, "r2");
+    const char *want[] = {"p", "r1"};
+    expect_order(q, want, 2);
+    usleep(600000);
+    const char *later[] = {"d", "r2"};
+    expect_order(q, later, 2);
+    /* handed out, a key's next plain add is a plain one again */
+    wq_add(q, "r3");
+    wq_add(q, "d");
+    const char *plain[] = {"r3", "d"};
+    expect_order(q, plain, 2);
+    wq_free(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -413,6 +494,9 @@ int main(void)
         cmocka_unit_test(test_shutdown_unblocks_getters),
         cmocka_unit_test(test_observer_counts_as_client_go),
         cmocka_unit_test(test_foreach_processing),
+        cmocka_unit_test(test_first_lane_goes_ahead),
+        cmocka_unit_test(test_first_lane_never_starves_the_rest),
+        cmocka_unit_test(test_first_add_while_processing_and_delayed),
     };
     return cmocka_run_group_tests_name("workqueue", tests, NULL, NULL);
 }

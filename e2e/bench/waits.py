@@ -4,7 +4,9 @@ snapshots of its /metrics (before and after the run):
 * per work queue (kind of key): keys handed out, their mean wait for a
   thread and mean time on one;
 * per API server (host, named by NAMES): requests sent, their mean time to
-  the answer and mean wait for the client's qps budget.
+  the answer and mean wait for the client's qps budget;
+* per step that decided a Workload's reconcile (dispatch.c): reconciles
+  and their mean time, the most frequent first.
 
 Usage: waits.py BEFORE AFTER [HOST=NAME ...]
 BEFORE, AFTER: metrics text (only the *_sum and *_count series are read).
@@ -18,6 +20,7 @@ QUEUE = {"workqueue_queue_duration_seconds": "wait",
          "workqueue_work_duration_seconds": "work"}
 CLIENT = {"rest_client_request_duration_seconds": "answer",
           "rest_client_rate_limiter_duration_seconds": "budget"}
+STEPS = "mkueue_workload_step_duration_seconds"
 
 
 def read(lines):
@@ -25,7 +28,7 @@ def read(lines):
     out = {}
     for ln in lines:
         m = SERIES.match(ln.strip())
-        if m and (m.group(1) in QUEUE or m.group(1) in CLIENT):
+        if m and (m.group(1) in QUEUE or m.group(1) in CLIENT or m.group(1) == STEPS):
             labels = tuple(sorted(LABEL.findall(m.group(3))))
             out[(m.group(1), m.group(2), labels)] = float(m.group(4))
     return out
@@ -33,10 +36,14 @@ def read(lines):
 
 def figures(before, after, names):
     """The printed lines: queues by kind, then requests by server"""
-    queues, servers = {}, {}
+    queues, servers, steps = {}, {}, {}
     for (fam, part, labels), v in after.items():
         d = v - before.get((fam, part, labels), 0.0)
         lab = dict(labels)
+        if fam == STEPS:
+            row = steps.setdefault(lab.get("step", "?"), {})
+            row[("work", part)] = row.get(("work", part), 0.0) + d
+            continue
         if fam in QUEUE:
             row = queues.setdefault(lab.get("name", "?"), {})
             key = QUEUE[fam]
@@ -66,6 +73,12 @@ def figures(before, after, names):
                          % (server, n, mean_ms(row, "answer"), mean_ms(row, "budget")))
     if lines:
         out.append("requests (sent; mean time to the answer, mean wait for the qps budget; ms):")
+        out += lines
+    lines = ["  %-22s %6d  work %8.1f" % (step, row.get(("work", "count"), 0.0), mean_ms(row, "work"))
+             for step, row in sorted(steps.items(), key=lambda kv: (-kv[1].get(("work", "count"), 0.0), kv[0]))
+             if row.get(("work", "count"), 0.0) > 0]
+    if lines:
+        out.append("workload reconciles by deciding step (count; mean time on a thread, ms):")
         out += lines
     return out
 

@@ -125,6 +125,11 @@ static void test_nominate_all_at_once(void **state)
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_WL), 1);
     assert_int_equal(rc_plan_find(&f.plan, RC_ACT_CREATE_REMOTE_WL)->cluster, 0);
     assert_int_equal(rc_plan_count(&f.plan, RC_ACT_CREATE_REMOTE_JOB), 0);
+    /* the copy before the manager's writes, which it does not wait on */
+    assert_true(index_of(&f.plan, RC_ACT_CREATE_REMOTE_WL, 0) <
+                index_of(&f.plan, RC_ACT_WL_STATUS, 0));
+    assert_int_equal(ran(&f.plan, 0, RC_ACT_WL_STATUS, -1),
+                     rc_plan_count(&f.plan, RC_ACT_WL_STATUS));
     rcf_teardown(&f);
 }
 
