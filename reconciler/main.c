@@ -123,16 +123,6 @@ static void gate_note(struct app *a, const char *key, const json_t *old, const j
     rc_enqueue_first(&a->x, 'q', cq, rc_gix_window_ms(a->x.gix, cq, clk_now_ms()));
 }
 
-/* 1 when wl (a full object, NULL: 0) waits for its dispatch: it holds
- * quota and no worker is chosen yet. Its reconciles (copy it, take the
- * first worker to admit it) go ahead of the upkeep of placed jobs, which
- * on a busy manager kept each step of a dispatch waiting for a thread. */
-static int awaits_dispatch(const json_t *wl)
-{
-    return wl && rc_wl_reserved(wl) && !jx_str(wl, "status.clusterName") && !rc_wl_finished(wl) &&
-           !rc_wl_deleting(wl);
-}
-
 static void wl_add(const char *key, json_t *obj, void *ud)
 {
     struct app *a = ud;
@@ -154,7 +144,9 @@ static void wl_update(const char *key, json_t *old, json_t *obj, void *ud)
         return;
     int standalone = a->cfg.mode == RC_MODE_STANDALONE;
     json_t *n = standalone || rc_md(obj, RC_MD_ADMISSION_CQ) ? rc_unwrap(obj) : NULL;
-    if (old != obj && awaits_dispatch(n))
+    /* the steps of a dispatch go ahead of the upkeep of placed jobs, which
+     * on a busy manager kept each of them waiting for a thread */
+    if (old != obj && rc_wl_awaits_dispatch(n))
         rc_enqueue_first(&a->x, 'w', key, 0);
     else
         rc_enqueue(&a->x, 'w', key);
@@ -477,7 +469,7 @@ static void remote_wl_event(const char *cluster, const char *key, json_t *obj, i
     /* a copy's reservation may be the one the dispatch waits for */
     json_t *wl =
         !deleted && rc_md(obj, RC_MD_ADMISSION_CQ) ? rc_cache_get(a->x.workloads, key) : NULL;
-    if (awaits_dispatch(wl))
+    if (rc_wl_awaits_dispatch(wl))
         rc_enqueue_first(&a->x, 'w', key, 0);
     else
         rc_enqueue(&a->x, 'w', key);

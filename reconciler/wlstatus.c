@@ -253,6 +253,12 @@ int rc_wl_deleting(const json_t *obj)
     return rc_md(obj, RC_MD_DELETION) != NULL;
 }
 
+int rc_wl_awaits_dispatch(const json_t *wl)
+{
+    return wl && rc_wl_reserved(wl) && !jx_str(wl, "status.clusterName") && !rc_wl_finished(wl) &&
+           !rc_wl_deleting(wl);
+}
+
 int rc_has_finalizer(const json_t *obj, const char *finalizer)
 {
     if (rc_packed(obj)) {

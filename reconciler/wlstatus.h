@@ -55,6 +55,10 @@ int rc_wl_finished(const json_t *wl);  /* Finished=True */
 int rc_wl_evicted(const json_t *wl);   /* Evicted=True */
 int rc_wl_admitted(const json_t *wl);  /* Admitted=True */
 int rc_wl_deleting(const json_t *obj); /* metadata.deletionTimestamp set */
+/* 1 when wl (NULL: 0) waits for its dispatch: it holds quota, no worker
+ * is chosen (status.clusterName), it is neither finished nor being
+ * deleted. Its reconciles go first (main.c, rc_enqueue_first). */
+int rc_wl_awaits_dispatch(const json_t *wl);
 int rc_has_finalizer(const json_t *obj, const char *finalizer);
 /* The merge patch that takes `finalizer` off obj, keeping its other
  * finalizers, with obj's resourceVersion as precondition: new reference,

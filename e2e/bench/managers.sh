@@ -571,9 +571,10 @@ timeline() {
 }
 utc_now() { date -u +%Y-%m-%dT%H:%M:%S; }
 
-# queue_snapshot: the reconciler's workqueue_* and client (rest_client_*)
-# histograms now, for queue_waits (with BENCH_TIMELINE=1 in mkueue's modes)
-WAIT_SERIES='^(workqueue_(queue|work)|rest_client_(request|rate_limiter))_duration_seconds_(sum|count)'
+# queue_snapshot: the reconciler's workqueue_*, client (rest_client_*) and step
+# (mkueue_workload_step_*) histograms now, for queue_waits (with
+# BENCH_TIMELINE=1 in mkueue's modes)
+WAIT_SERIES='^(workqueue_(queue|work)|rest_client_(request|rate_limiter)|mkueue_workload_step)_duration_seconds_(sum|count)'
 queue_snapshot() {
     [ "$RC_LOG" = info ] && [ ${#OURS[@]} -gt 0 ] || return 0
     curl -sf "http://127.0.0.1:$RC_PORT/metrics" | grep -E "$WAIT_SERIES" \

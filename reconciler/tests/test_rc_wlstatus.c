@@ -9,6 +9,7 @@
 
 #include "tests/support/test_json.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,6 +194,38 @@ static void test_object_helpers(void **state)
     json_decref(ac);
 }
 
+/* Which Workloads' keys go first in the work queue (main.c). */
+static void test_awaits_dispatch(void **state)
+{
+    (void)state;
+    const char *reserved = "{\"type\":\"QuotaReserved\",\"status\":\"True\"}";
+    char doc[512];
+    snprintf(doc, sizeof(doc), "{\"metadata\":{},\"status\":{\"conditions\":[%s]}}", reserved);
+    json_t *wl = tj_parse(doc);
+    assert_int_equal(rc_wl_awaits_dispatch(wl), 1);
+    jx_set_new_str(wl, "status.clusterName", "worker-1"); /* placed */
+    assert_int_equal(rc_wl_awaits_dispatch(wl), 0);
+    json_decref(wl);
+    snprintf(doc, sizeof(doc),
+             "{\"metadata\":{},\"status\":{\"conditions\":[%s,"
+             "{\"type\":\"Finished\",\"status\":\"True\"}]}}",
+             reserved);
+    wl = tj_parse(doc);
+    assert_int_equal(rc_wl_awaits_dispatch(wl), 0);
+    json_decref(wl);
+    snprintf(doc, sizeof(doc),
+             "{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
+             "\"status\":{\"conditions\":[%s]}}",
+             reserved);
+    wl = tj_parse(doc);
+    assert_int_equal(rc_wl_awaits_dispatch(wl), 0);
+    json_decref(wl);
+    wl = tj_parse("{\"metadata\":{},\"status\":{}}"); /* no quota yet */
+    assert_int_equal(rc_wl_awaits_dispatch(wl), 0);
+    json_decref(wl);
+    assert_int_equal(rc_wl_awaits_dispatch(NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_admission_apply),
         cmocka_unit_test(test_earliest_true),
         cmocka_unit_test(test_object_helpers),
+        cmocka_unit_test(test_awaits_dispatch),
     };
     return cmocka_run_group_tests_name("rc_wlstatus", tests, NULL, NULL);
 }
