@@ -14,7 +14,10 @@ struct wq_item {
     char *key;
     struct wq_item *qnext, *qprev; /* its lane's links while queued */
     int dirty;                     /* needs processing (queued, or re-queue on done) */
-    int first; /* goes to the first lane when next queued (wq_add_first); cleared when handed out */
+    int first;         /* queued (or queued again by wq_done) in the first lane; cleared when
+                          handed out */
+    int in_first;      /* queued in the first lane now */
+    int delayed_first; /* the delayed add waiting on the heap was a wq_add_first */
     int processing;
     long heap_idx; /* position in the delay heap, -1 when not waiting */
     uint64_t ready_ns;
@@ -120,6 +123,7 @@ enum { LANE_FIRST, LANE_REST };
 static void fifo_push(struct wq *q, struct wq_item *it)
 {
     struct lane *l = &q->lanes[it->first ? LANE_FIRST : LANE_REST];
+    it->in_first = it->first;
     it->qnext = NULL;
     it->qprev = l->tail;
     if (l->tail)
@@ -141,6 +145,7 @@ static void fifo_unlink(struct wq *q, struct lane *l, struct wq_item *it)
     else
         l->tail = it->qprev;
     it->qnext = it->qprev = NULL;
+    it->in_first = 0;
     q->queued--;
 }
 
@@ -159,12 +164,11 @@ static struct lane *next_lane(struct wq *q)
 static void mark_dirty(struct wq *q, struct wq_item *it, uint64_t due_ns, int first)
 {
     if (it->dirty) {
-        if (first && !it->first && !it->processing) { /* queued in the rest: moves ahead */
+        it->first |= first;
+        if (first && !it->in_first && !it->processing) { /* queued in the rest: moves ahead */
             fifo_unlink(q, &q->lanes[LANE_REST], it);
-            it->first = 1;
             fifo_push(q, it);
         }
-        it->first |= first;
         return;
     }
     it->first |= first;
@@ -269,7 +273,9 @@ static void promote_due(struct wq *q, uint64_t now)
 {
     while (q->heap_len > 0 && q->heap[0]->ready_ns <= now) {
         struct wq_item *it = heap_pop(q);
-        mark_dirty(q, it, it->ready_ns, it->first);
+        int first = it->delayed_first;
+        it->delayed_first = 0;
+        mark_dirty(q, it, it->ready_ns, first);
     }
 }
 
@@ -294,7 +300,7 @@ static int add(struct wq *q, const char *key, long delay_ms, int first)
         rc = 0;
         goto out;
     }
-    it->first |= first;
+    it->delayed_first |= first;
     uint64_t ready = clk_now_ns() + (uint64_t)delay_ms * 1000000ULL;
     if (it->heap_idx >= 0) {
         if (ready < it->ready_ns) {

@@ -4,9 +4,10 @@
  * its remote copies goes in; an ordered plan of actions comes out. The
  * executor (dispatch.c) performs them in order (rc_act_run says which still
  * run after a failure: the actions of the other clusters do, no manager
- * action does), so every plan is safe to cut short at any step and past
- * the failed part of one cluster (a restart converges). An action of one
- * cluster never depends on an action of another.
+ * action does but an independent one after a worker's), so every plan is
+ * safe to cut short at any step and past the failed part of one cluster (a
+ * restart converges). An action of one cluster never depends on an action
+ * of another.
  *
  * One deviation from Kueue for crash safety: the winning cluster is written
  * to status.clusterName BEFORE the remote job is created, and a remote job

@@ -435,7 +435,7 @@ static void test_first_lane_never_starves_the_rest(void **state)
     assert_non_null(q);
     wq_add(q, "r1");
     wq_add(q, "r2");
-    char name[8];
+    char name[16];
     for (int i = 0; i < 2 * WQ_FIRST_RUN_MAX; i++) {
         snprintf(name, sizeof(name), "f%d", i);
         wq_add_first(q, name, 0);
@@ -473,6 +473,13 @@ static void test_first_add_while_processing_and_delayed(void **state)
     usleep(600000);
     const char *later[] = {"d", "r2"};
     expect_order(q, later, 2);
+    /* a key queued by a plain add moves ahead when its delayed first add is due */
+    wq_add(q, "r4");
+    wq_add(q, "e");
+    assert_int_equal(wq_add_first(q, "e", 300), 0);
+    usleep(400000);
+    const char *moved[] = {"e", "r4"};
+    expect_order(q, moved, 2);
     /* handed out, a key's next plain add is a plain one again */
     wq_add(q, "r3");
     wq_add(q, "d");

@@ -194,34 +194,30 @@ static void test_object_helpers(void **state)
     json_decref(ac);
 }
 
+/* rc_wl_awaits_dispatch of a Workload of metadata md and conditions conds. */
+static int awaits(const char *md, const char *conds)
+{
+    char doc[512];
+    snprintf(doc, sizeof(doc), "{\"metadata\":{%s},\"status\":{\"conditions\":[%s]}}", md, conds);
+    json_t *wl = tj_parse(doc);
+    int r = rc_wl_awaits_dispatch(wl);
+    json_decref(wl);
+    return r;
+}
+
 /* Which Workloads' keys go first in the work queue (main.c). */
 static void test_awaits_dispatch(void **state)
 {
     (void)state;
-    const char *reserved = "{\"type\":\"QuotaReserved\",\"status\":\"True\"}";
-    char doc[512];
-    snprintf(doc, sizeof(doc), "{\"metadata\":{},\"status\":{\"conditions\":[%s]}}", reserved);
-    json_t *wl = tj_parse(doc);
-    assert_int_equal(rc_wl_awaits_dispatch(wl), 1);
-    jx_set_new_str(wl, "status.clusterName", "worker-1"); /* placed */
-    assert_int_equal(rc_wl_awaits_dispatch(wl), 0);
-    json_decref(wl);
-    snprintf(doc, sizeof(doc),
-             "{\"metadata\":{},\"status\":{\"conditions\":[%s,"
-             "{\"type\":\"Finished\",\"status\":\"True\"}]}}",
-             reserved);
-    wl = tj_parse(doc);
-    assert_int_equal(rc_wl_awaits_dispatch(wl), 0);
-    json_decref(wl);
-    snprintf(doc, sizeof(doc),
-             "{\"metadata\":{\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"},"
-             "\"status\":{\"conditions\":[%s]}}",
-             reserved);
-    wl = tj_parse(doc);
-    assert_int_equal(rc_wl_awaits_dispatch(wl), 0);
-    json_decref(wl);
-    wl = tj_parse("{\"metadata\":{},\"status\":{}}"); /* no quota yet */
-    assert_int_equal(rc_wl_awaits_dispatch(wl), 0);
+#define RESERVED "{\"type\":\"QuotaReserved\",\"status\":\"True\"}"
+    assert_int_equal(awaits("", RESERVED), 1);
+    assert_int_equal(awaits("", ""), 0); /* no quota yet */
+    assert_int_equal(awaits("", RESERVED ",{\"type\":\"Finished\",\"status\":\"True\"}"), 0);
+    assert_int_equal(awaits("\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"", RESERVED), 0);
+#undef RESERVED
+    json_t *wl = tj_parse("{\"status\":{\"clusterName\":\"worker-1\",\"conditions\":["
+                          "{\"type\":\"QuotaReserved\",\"status\":\"True\"}]}}");
+    assert_int_equal(rc_wl_awaits_dispatch(wl), 0); /* placed */
     json_decref(wl);
     assert_int_equal(rc_wl_awaits_dispatch(NULL), 0);
 }
