@@ -152,7 +152,7 @@ static void fifo_unlink(struct wq *q, struct lane *l, struct wq_item *it)
 /* The lane of the next key to hand out (one is queued): the first, but
  * the rest after WQ_FIRST_RUN_MAX of the first in a row, so that a long
  * run of urgent keys (a burst of jobs to dispatch) delays the others and
- * never starves them. */
+ * never starves them (workqueue.h). */
 static struct lane *next_lane(struct wq *q)
 {
     struct lane *first = &q->lanes[LANE_FIRST], *rest = &q->lanes[LANE_REST];

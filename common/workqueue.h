@@ -49,8 +49,11 @@ int wq_add_after(struct wq *q, const char *key, long delay_ms);
  * already queued by them moves ahead; one being processed goes ahead when
  * wq_done queues it again), in the order of these adds. After
  * WQ_FIRST_RUN_MAX such keys in a row one of the others is handed out, if
- * any waits: urgent work delays the rest, never starves it. */
-#define WQ_FIRST_RUN_MAX 4
+ * any waits: urgent work delays the rest, never starves it. One: while
+ * both lanes wait they alternate, so an urgent key waits for at most one
+ * other, and the rest keeps half the threads (with 4 in a row, a burst of
+ * 100 jobs at 10/s kept the finished jobs' status copies waiting seconds). */
+#define WQ_FIRST_RUN_MAX 1
 int wq_add_first(struct wq *q, const char *key, long delay_ms);
 /* Queues key after its backoff and counts one more failure for it. Returns
  * the delay applied in ms, or -1 like wq_add. */

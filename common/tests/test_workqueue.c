@@ -417,12 +417,13 @@ static void test_first_lane_goes_ahead(void **state)
     assert_non_null(q);
     wq_add(q, "r1");
     wq_add(q, "r2");
-    assert_int_equal(wq_add_first(q, "f1", 0), 0);
     wq_add(q, "r3");
-    assert_int_equal(wq_add_first(q, "r2", 0), 0); /* already queued: moves ahead */
+    assert_int_equal(wq_add_first(q, "f1", 0), 0);
+    assert_int_equal(wq_add_first(q, "r3", 0), 0); /* already queued: moves ahead */
     wq_add(q, "f1");                               /* a plain add keeps it first */
     assert_int_equal(wq_len(q), 4);
-    const char *want[] = {"f1", "r2", "r1", "r3"};
+    /* the first lane in its order, WQ_FIRST_RUN_MAX (1) of it at a time */
+    const char *want[] = {"f1", "r1", "r3", "r2"};
     expect_order(q, want, 4);
     assert_int_equal(wq_len(q), 0);
     wq_free(q);
