@@ -415,7 +415,10 @@ int wq_get_timeout(struct wq *q, char **key, long timeout_ms)
     }
     struct wq_item *it = l->head;
     fifo_unlink(q, l, it);
-    q->first_run = l == &q->lanes[LANE_FIRST] ? q->first_run + 1 : 0;
+    if (l == &q->lanes[LANE_REST])
+        q->first_run = 0;
+    else if (q->first_run < WQ_FIRST_RUN_MAX) /* capped: a long run alone never overflows */
+        q->first_run++;
     it->dirty = 0;
     it->first = 0;
     it->processing = 1;
