@@ -123,6 +123,17 @@ static void gate_note(struct app *a, const char *key, const json_t *old, const j
     rc_enqueue_first(&a->x, 'q', cq, rc_gix_window_ms(a->x.gix, cq, clk_now_ms()));
 }
 
+/* The Workload's key, ahead of the upkeep of placed jobs when wl (a full
+ * object, NULL: not known) waits for its dispatch: on a busy manager each
+ * step of a dispatch otherwise waited for a thread behind that upkeep. */
+static void enqueue_workload(struct app *a, const char *key, const json_t *wl)
+{
+    if (rc_wl_awaits_dispatch(wl))
+        rc_enqueue_first(&a->x, 'w', key, 0);
+    else
+        rc_enqueue(&a->x, 'w', key);
+}
+
 static void wl_add(const char *key, json_t *obj, void *ud)
 {
     struct app *a = ud;
@@ -144,12 +155,7 @@ static void wl_update(const char *key, json_t *old, json_t *obj, void *ud)
         return;
     int standalone = a->cfg.mode == RC_MODE_STANDALONE;
     json_t *n = standalone || rc_md(obj, RC_MD_ADMISSION_CQ) ? rc_unwrap(obj) : NULL;
-    /* the steps of a dispatch go ahead of the upkeep of placed jobs, which
-     * on a busy manager kept each of them waiting for a thread */
-    if (old != obj && rc_wl_awaits_dispatch(n))
-        rc_enqueue_first(&a->x, 'w', key, 0);
-    else
-        rc_enqueue(&a->x, 'w', key);
+    enqueue_workload(a, key, old != obj ? n : NULL); /* a resync is no step of a dispatch */
     if (!standalone) {
         json_decref(n);
         return;
@@ -469,10 +475,7 @@ static void remote_wl_event(const char *cluster, const char *key, json_t *obj, i
     /* a copy's reservation may be the one the dispatch waits for */
     json_t *wl =
         !deleted && rc_md(obj, RC_MD_ADMISSION_CQ) ? rc_cache_get(a->x.workloads, key) : NULL;
-    if (rc_wl_awaits_dispatch(wl))
-        rc_enqueue_first(&a->x, 'w', key, 0);
-    else
-        rc_enqueue(&a->x, 'w', key);
+    enqueue_workload(a, key, wl);
     json_decref(wl);
 }
 
