@@ -132,6 +132,11 @@ int rc_wl_echo_key(const json_t *wl, char *out, size_t outlen)
     return 0;
 }
 
+int rc_wl_echo_key_of(const char *key, char *out, size_t outlen)
+{
+    return (size_t)snprintf(out, outlen, "workloads/%s", key) < outlen ? 0 : -1;
+}
+
 int rc_cq_of(struct rc_ctx *x, const json_t *wl, char *out, size_t outlen)
 {
     /* a full Workload, or the cache's record of one (pack.h) */

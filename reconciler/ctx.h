@@ -112,6 +112,8 @@ int rc_resync_wanted(const json_t *packed);
 /* The echo key (echo.h) of our writes to a manager Workload (full object
  * or cache record): "workloads/NS/NAME". 0, or -1 without name. */
 int rc_wl_echo_key(const json_t *wl, char *out, size_t outlen);
+/* The same from the Workload's cache key ("NS/NAME"); -1 when too long. */
+int rc_wl_echo_key_of(const char *key, char *out, size_t outlen);
 
 /* The clusters of an AdmissionCheck's MultiKueueConfig (new reference, an
  * array in config order), or NULL with why. */

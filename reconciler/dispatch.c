@@ -511,19 +511,50 @@ static void observe_nomination(struct rc_ctx *x, struct held *h, const char *key
     }
 }
 
+/* The manager Workload of key: the cache's, or the server's answer to our
+ * own last write when one was kept and the cache is behind it (echo.h).
+ * *behind: the cache is behind our write and no answer was kept; its event
+ * brings the key back. */
+static json_t *workload_now(struct rc_ctx *x, const char *key, int *behind)
+{
+    char ekey[RC_WL_ECHO_KEY_MAX];
+    json_t *wl = rc_cache_get(x->workloads, key);
+    *behind = 0;
+    if (rc_wl_echo_key_of(key, ekey, sizeof(ekey)) < 0)
+        return wl;
+    const char *rv = jx_str(wl, "metadata.resourceVersion");
+    long long now = clk_now_ms();
+    json_t *answer = rc_echo_take_answer(x->echo, ekey, rv, now);
+    if (!wl) {
+        json_decref(answer); /* deleted since: never brought back */
+        return NULL;
+    }
+    if (answer) {
+        json_t *newer = rc_unwrap(answer);
+        json_decref(answer);
+        if (newer) {
+            json_decref(wl);
+            return newer;
+        }
+    }
+    if (rc_echo_behind(x->echo, ekey, rv, now)) {
+        json_decref(wl);
+        *behind = 1;
+        return NULL;
+    }
+    return wl;
+}
+
 /* Fills h->obs for the plan: the Workload, its owner, its copies and the
  * dispatcher's choice. Returns 1 when the Workload is gone (nothing to do),
  * 2 when the cache has not shown our own last write to it (echo.h). */
 static int observe(struct rc_ctx *x, const char *key, struct held *h)
 {
     struct rc_obs *o = &h->obs;
-    json_t *wl = rc_cache_get(x->workloads, key);
-    char ekey[RC_WL_ECHO_KEY_MAX];
-    if (wl && rc_wl_echo_key(wl, ekey, sizeof(ekey)) == 0 &&
-        rc_echo_behind(x->echo, ekey, jx_str(wl, "metadata.resourceVersion"), clk_now_ms())) {
-        json_decref(wl); /* our own last write not shown yet: its event brings the key back */
+    int behind;
+    json_t *wl = workload_now(x, key, &behind);
+    if (behind)
         return 2;
-    }
     if (!wl) {
         pthread_mutex_lock(&x->mu);
         wl = smap_del(x->deleted, key); /* taken; put back on failure */

@@ -17,7 +17,16 @@ struct written {
     uint64_t hash; /* of the patch's canonical text */
     long long rv;
     long long at_ms;
+    json_t *answer; /* owned; NULL once taken or when none was kept */
 };
+
+static void written_free(void *p)
+{
+    struct written *w = p;
+    if (w)
+        json_decref(w->answer);
+    free(w);
+}
 
 struct rc_echo {
     pthread_mutex_t mu;
@@ -40,7 +49,7 @@ void rc_echo_free(struct rc_echo *e)
 {
     if (!e)
         return;
-    smap_free(e->m, free);
+    smap_free(e->m, written_free);
     pthread_mutex_destroy(&e->mu);
     free(e);
 }
@@ -100,7 +109,7 @@ static void sweep(struct rc_echo *e, long long now_ms)
         s.n = 0;
         smap_foreach(e->m, collect_stale, &s);
         for (size_t i = 0; i < s.n; i++) {
-            free(smap_del(e->m, s.keys[i]));
+            written_free(smap_del(e->m, s.keys[i]));
             free(s.keys[i]);
         }
     } while (s.n == ECHO_SWEEP_BATCH);
@@ -114,22 +123,46 @@ static void remember(struct rc_echo *e, const char *key, struct written *w, long
     pthread_mutex_lock(&e->mu);
     if (!w || smap_put(e->m, key, w, &old) < 0) {
         old = smap_del(e->m, key);
-        free(w);
+        written_free(w);
     }
     if (++e->notes % ECHO_SWEEP_EVERY == 0)
         sweep(e, now_ms);
     pthread_mutex_unlock(&e->mu);
-    free(old);
+    written_free(old);
+}
+
+void rc_echo_note_answer(struct rc_echo *e, const char *key, const json_t *patch, const char *rv,
+                         json_t *answer, long long now_ms)
+{
+    uint64_t h = rv ? patch_hash(patch) : 0;
+    struct written *w = h ? malloc(sizeof(*w)) : NULL;
+    if (w)
+        *w = (struct written){h, rc_rv_number(rv), now_ms, json_incref(answer)};
+    remember(e, key, w, now_ms);
 }
 
 void rc_echo_note(struct rc_echo *e, const char *key, const json_t *patch, const char *rv,
                   long long now_ms)
 {
-    uint64_t h = rv ? patch_hash(patch) : 0;
-    struct written *w = h ? malloc(sizeof(*w)) : NULL;
-    if (w)
-        *w = (struct written){h, rc_rv_number(rv), now_ms};
-    remember(e, key, w, now_ms);
+    rc_echo_note_answer(e, key, patch, rv, NULL, now_ms);
+}
+
+json_t *rc_echo_take_answer(struct rc_echo *e, const char *key, const char *cached_rv,
+                            long long now_ms)
+{
+    json_t *answer = NULL;
+    pthread_mutex_lock(&e->mu);
+    struct written *w = smap_get(e->m, key);
+    if (w) {
+        answer = w->answer;
+        w->answer = NULL;
+        if (rc_rv_number(cached_rv) >= w->rv || now_ms - w->at_ms > RC_ECHO_MAX_MS) {
+            json_decref(answer); /* the cache shows it, or it is too old to trust */
+            answer = NULL;
+        }
+    }
+    pthread_mutex_unlock(&e->mu);
+    return answer;
 }
 
 size_t rc_echo_len(struct rc_echo *e)
@@ -163,7 +196,7 @@ void rc_echo_note_deleted(struct rc_echo *e, const char *uid, long long now_ms)
         return; /* not noted: a repeated delete, as before */
     struct written *w = malloc(sizeof(*w));
     if (w)
-        *w = (struct written){0, 0, now_ms};
+        *w = (struct written){0, 0, now_ms, NULL};
     remember(e, k, w, now_ms);
 }
 

@@ -11,7 +11,13 @@
  * than RC_ECHO_MAX_MS no longer counts, so a cache that never catches up
  * costs one repeated write a minute, never a lost one.
  *
- * Ownership: the set copies keys and keeps a hash of each patch.
+ * A write can also leave the server's answer (the object as written) for
+ * the next reconcile to work from at once, before the watch brings it:
+ * the quota gate's reservation, whose dispatch would otherwise wait one
+ * watch hop (rc_echo_note_answer, rc_echo_take_answer).
+ *
+ * Ownership: the set copies keys, keeps a hash of each patch and a
+ * reference to each answer until it is taken, replaced or swept.
  * Thread-safety: every function may be called from any thread. */
 #ifndef MKUEUE_RC_ECHO_H
 #define MKUEUE_RC_ECHO_H
@@ -41,6 +47,19 @@ int rc_echo_pending(struct rc_echo *e, const char *key, const json_t *patch, con
  * the patch may then be sent again, as before. */
 void rc_echo_note(struct rc_echo *e, const char *key, const json_t *patch, const char *rv,
                   long long now_ms);
+
+/* rc_echo_note, and keeps `answer` (a reference is taken; NULL keeps
+ * none): what the server answered, whole or as a cache record (pack.h). */
+void rc_echo_note_answer(struct rc_echo *e, const char *key, const json_t *patch, const char *rv,
+                         json_t *answer, long long now_ms);
+
+/* The answer kept for key, taken (the caller owns it): returned when the
+ * cache (cached_rv) is still older than it and it is not older than
+ * RC_ECHO_MAX_MS, else dropped and NULL. Taken either way, so one
+ * reconcile works from it; the entry stays, and rc_echo_behind holds the
+ * next ones back until the cache shows the write. */
+json_t *rc_echo_take_answer(struct rc_echo *e, const char *key, const char *cached_rv,
+                            long long now_ms);
 
 /* 1 when the last write noted for key was answered with a resourceVersion
  * newer than cached_rv, not more than RC_ECHO_MAX_MS before now_ms,

@@ -757,11 +757,15 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
                 continue;
             }
             assume(x, it->key, out);
-            char ekey[RC_WL_ECHO_KEY_MAX]; /* its reconcile waits for the echo (echo.h) */
+            /* the dispatch works from the answer, not waiting for the
+             * watch to bring the reservation (echo.h) */
+            char ekey[RC_WL_ECHO_KEY_MAX];
+            json_t *record = rc_pack(json_incref(out), NULL);
             if (rc_wl_echo_key(out, ekey, sizeof(ekey)) == 0)
-                rc_echo_note(x->echo, ekey, out, jx_str(out, "metadata.resourceVersion"),
-                             clk_now_ms()); /* (patch went with the write) */
-            it->reserved = 1;               /* for the queues' status below */
+                rc_echo_note_answer(x->echo, ekey, out, jx_str(out, "metadata.resourceVersion"),
+                                    record ? record : out, clk_now_ms());
+            json_decref(record);
+            it->reserved = 1; /* for the queues' status below */
             const char *v[] = {cq};
             mt_inc(x->metrics.quota, v, 1);
             char msg[320];
@@ -769,7 +773,7 @@ int rc_reconcile_gate(struct rc_ctx *x, const char *cq)
             rc_event_emit(x->events, out, "Normal", "QuotaReserved", msg);
             LOG_I(LG, "quota reserved", "workload", it->key, "clusterQueue", cq);
             json_decref(out);
-            rc_enqueue(x, 'w', it->key);
+            rc_enqueue_first(x, 'w', it->key, 0);
         } else if (it->decision == RC_GATE_WAIT && it->message) {
             if (qr_hash("False", it->reason, it->message) == c.v[i].view->current)
                 continue;                     /* already says so */

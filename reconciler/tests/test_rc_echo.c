@@ -11,6 +11,11 @@
 
 #include "../echo.h"
 
+static size_t json_refcount_of(const json_t *j)
+{
+    return j->refcount;
+}
+
 static void test_pending_until_echoed(void **state)
 {
     (void)state;
@@ -78,6 +83,53 @@ static void test_behind_our_write(void **state)
     rc_echo_free(e);
 }
 
+/* An answer kept with a write is taken once, and only while the cache is
+ * behind it; the write still holds the next reconciles back. */
+static void test_answer_taken_once(void **state)
+{
+    (void)state;
+    struct rc_echo *e = rc_echo_new();
+    json_t *p = json_pack("{s:{s:[]}}", "status", "conditions");
+    json_t *answer = json_pack("{s:{s:s}}", "metadata", "resourceVersion", "12");
+    assert_null(rc_echo_take_answer(e, "workloads/ns/w", "10", 1000)); /* never written */
+    rc_echo_note_answer(e, "workloads/ns/w", p, "12", answer, 1000);
+    assert_null(rc_echo_take_answer(e, "workloads/ns/other", "10", 1000));
+    json_t *got = rc_echo_take_answer(e, "workloads/ns/w", "10", 1100);
+    assert_ptr_equal(got, answer); /* the caller's reference now */
+    json_decref(got);
+    assert_null(rc_echo_take_answer(e, "workloads/ns/w", "10", 1100)); /* once */
+    assert_int_equal(rc_echo_behind(e, "workloads/ns/w", "10", 1100), 1);
+
+    /* the cache caught up, or the answer aged: dropped, not returned */
+    rc_echo_note_answer(e, "workloads/ns/w", p, "12", answer, 2000);
+    assert_null(rc_echo_take_answer(e, "workloads/ns/w", "12", 2100));
+    assert_null(rc_echo_take_answer(e, "workloads/ns/w", "10", 2100)); /* dropped above */
+    rc_echo_note_answer(e, "workloads/ns/w", p, "12", answer, 3000);
+    assert_null(rc_echo_take_answer(e, "workloads/ns/w", "10", 3001 + RC_ECHO_MAX_MS));
+
+    /* a later write without an answer replaces the one kept */
+    rc_echo_note_answer(e, "workloads/ns/w", p, "12", answer, 4000);
+    rc_echo_note(e, "workloads/ns/w", p, "13", 4100);
+    assert_null(rc_echo_take_answer(e, "workloads/ns/w", "10", 4200));
+    assert_int_equal(json_refcount_of(answer), 1); /* every reference the set took went back */
+
+    /* one kept when the set is freed, or swept, is released too */
+    rc_echo_note_answer(e, "workloads/ns/w", p, "14", answer, 5000);
+    rc_echo_note_answer(e, "workloads/ns/swept", p, "14", answer, 5000);
+    assert_int_equal(json_refcount_of(answer), 3);
+    for (int i = 0; i < 1024; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "later/%d", i);
+        rc_echo_note(e, key, p, "5", 5001 + RC_ECHO_MAX_MS);
+    }
+    assert_int_equal(json_refcount_of(answer), 1);
+    rc_echo_note_answer(e, "workloads/ns/w", p, "14", answer, 6000);
+    rc_echo_free(e);
+    assert_int_equal(json_refcount_of(answer), 1);
+    json_decref(answer);
+    json_decref(p);
+}
+
 static void test_old_entries_swept(void **state)
 {
     (void)state;
@@ -130,7 +182,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pending_until_echoed), cmocka_unit_test(test_old_entries_swept),
         cmocka_unit_test(test_written_at),           cmocka_unit_test(test_behind_our_write),
-        cmocka_unit_test(test_deleted_uids),
+        cmocka_unit_test(test_deleted_uids),         cmocka_unit_test(test_answer_taken_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,7 +16,9 @@
 
 #include "tests/support/test_json.h"
 
+#include "../echo.h"
 #include "../gate.h"
+#include "../pack.h"
 #include "../wlstatus.h"
 #include "clock.h"
 #include "jsonx.h"
@@ -115,6 +117,7 @@ static void test_reserves_a_workload_that_fits(void **state)
     char keys[512];
     mk_queue(f);
     assert_int_equal(rcg_put_workload(f, workload("wl-a", "lq", "2", "mk"), RC_GIX_CHANGED), 0);
+    rc_enqueue(&f->x, 'w', "ns/upkeep"); /* a placed job's reconcile, waiting */
 
     assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
     assert_int_equal(rcg_count(f, "PATCH", WL_PATH "wl-a/status", 0), 1);
@@ -133,8 +136,23 @@ static void test_reserves_a_workload_that_fits(void **state)
     assert_string_equal(jx_str(body, "status.admission.podSetAssignments.0.resourceUsage.cpu"),
                         "2");
     json_decref(body);
-    /* the Workload's reconcile dispatches it next */
-    assert_string_equal(rcg_drain_ready(f, keys, sizeof(keys)), "w/ns/wl-a");
+    /* the Workload's reconcile dispatches it next, ahead of the upkeep,
+     * from the server's answer: the cache still shows version 10 */
+    char *k = NULL;
+    assert_int_equal(wq_get_timeout(f->x.queue, &k, 10000), 0);
+    assert_string_equal(k, "w/ns/wl-a");
+    wq_done(f->x.queue, k);
+    free(k);
+    assert_string_equal(rcg_drain_ready(f, keys, sizeof(keys)), "w/ns/upkeep");
+    json_t *answer = rc_echo_take_answer(f->x.echo, "workloads/ns/wl-a", "10", clk_now_ms());
+    json_t *reserved = rc_unwrap(answer);
+    assert_non_null(reserved);
+    assert_true(rc_rv_number(jx_str(reserved, "metadata.resourceVersion")) > 10);
+    assert_string_equal(jx_str(rc_cond_find(reserved, "QuotaReserved"), "status"), "True");
+    assert_string_equal(jx_str(reserved, "status.admission.clusterQueue"), CQ);
+    json_decref(reserved);
+    json_decref(answer);
+    assert_int_equal(rc_echo_behind(f->x.echo, "workloads/ns/wl-a", "10", clk_now_ms()), 1);
     /* the queues' counts, written from the same pass */
     body = body_of(rcg_last(f, "PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq/status"));
     assert_int_equal(jx_int(body, "status.reservingWorkloads", -1), 1);
