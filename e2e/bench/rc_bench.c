@@ -8,8 +8,9 @@
  *       Floor, at the same pace (dispatch K starts at K / RATE s in its own
  *       thread, so the bed carries as many at once as it does for mkueue):
  *       the dispatch's API calls in sequence (create job, create
- *       Workload, 3 status patches, a remote Workload on every worker side
- *       by side, clusterName patch, create the remote job; then, untimed,
+ *       Workload, 2 status patches (check Pending, QuotaReserved), a remote
+ *       Workload on every worker side by side, the nominations patch,
+ *       clusterName patch, create the remote job; then, untimed,
  *       delete the losers, Ready patch), and for the
  *       status: GET remote job + PATCH manager status; then the dispatch's
  *       again with the copies in the workers' LocalQueue, waiting for a
@@ -322,11 +323,10 @@ static double floor_dispatch(const char *name, int admit)
         "\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}",
         "{\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\",\"reason\":"
         "\"QuotaReserved\",\"message\":\"m\",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}",
-        NULL, /* nominatedClusterNames: every worker (nominations) */
         "{\"status\":{\"admissionChecks\":[{\"name\":\"mk\",\"state\":\"Ready\",\"message\":\"x\","
         "\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}]}}"};
-    for (int i = 0; rc == 0 && i < 3; i++) {
-        json_t *p = patches[i] ? json_loads(patches[i], 0, NULL) : nominations();
+    for (int i = 0; rc == 0 && i < 2; i++) {
+        json_t *p = json_loads(patches[i], 0, NULL);
         rc = kc_patch(mgr, &WLS, NS, name, "status", KC_PATCH_MERGE, p, NULL, NULL, &st);
         json_decref(p);
     }
@@ -339,6 +339,11 @@ static double floor_dispatch(const char *name, int admit)
         rc = -1;
     }
     json_decref(wl);
+    if (rc == 0) { /* after the copies, as mkueue's nominate writes them (decide.c) */
+        json_t *p = nominations();
+        rc = kc_patch(mgr, &WLS, NS, name, "status", KC_PATCH_MERGE, p, NULL, NULL, &st);
+        json_decref(p);
+    }
     int win = 0;
     if (rc == 0 && admit && (win = first_admitted(name)) < 0) {
         snprintf(st.message, sizeof(st.message), "no worker admitted the copy in 30 s");
@@ -365,7 +370,7 @@ static double floor_dispatch(const char *name, int admit)
         if (w != win)
             rc = kc_delete(wk[w], &WLS, NS, name, NULL, NULL, &st);
     if (rc == 0) {
-        json_t *p = json_loads(patches[3], 0, NULL);
+        json_t *p = json_loads(patches[2], 0, NULL);
         rc = kc_patch(mgr, &WLS, NS, name, "status", KC_PATCH_MERGE, p, NULL, NULL, &st);
         json_decref(p);
     }
