@@ -50,7 +50,7 @@
 # BENCH_QUIET_WRITES 5 (`quiet`, below), BENCH_PAIRS 4 (interleaved runs
 # of mkueue and its floor, `pairs` below; 0 skips), BENCH_KEEP_BED=1 (keep a running
 # bed, leave it up), BENCH_TIMELINE=1 (mkueue's reconciler at --log-level
-# info, and after each of its latency runs where the dispatch spent its
+# info, and after each of its latency runs and pairs where the dispatch spent its
 # time, e2e/bench/timeline.py, how long each kind of key waited in the
 # reconciler's work queues for a thread, and per API server how long its
 # requests took to be answered and waited for the client's qps budget
@@ -657,7 +657,12 @@ pair_run() {
     # passes) clear of the bed's rebuilds: a pair parts by at most that wait
     clear_of_stall "$(run_s $((2 * N)) "$RATE_PAIRS")"
     log "$MODE: pair $1, $what: $N jobs at $RATE_PAIRS/s"
+    local since
+    [ "$what" = mkueue ] && queue_snapshot
+    since=$(utc_now)
     timed_rcb "m_pair$1_" "$stall" --ns bench-pair "$2" latency "$N" "$RATE_PAIRS"
+    # each pair's steps: its p99 and the floor's part in one window
+    [ "$what" = mkueue ] && timeline "pair $1: $N jobs at $RATE_PAIRS/s" bench-pair "$since"
     sleep 5 # the last jobs' trailing writes, as latency
 }
 # kv_of KEY: KEY's value in this mode's figures so far (the last one written)
