@@ -16,6 +16,7 @@
 
 #include "tests/support/test_json.h"
 
+#include "../dispatch.h"
 #include "../echo.h"
 #include "../gate.h"
 #include "../pack.h"
@@ -25,6 +26,7 @@
 #include "log.h"
 #include "patch.h"
 #include "queue.h"
+#include "support/rc_fixture.h"
 #include "support/rc_gate_fixture.h"
 
 #define T0      "2024-01-01T00:00:00Z"
@@ -177,6 +179,57 @@ static json_t *echoed(json_t *wl, const struct th_request *r, const char *rv)
     assert_int_equal(jx_set_new_str(wl, "metadata.resourceVersion", rv), 0);
     json_decref(body);
     return wl;
+}
+
+/* Reconciles of Workload keys decided by `step` so far
+ * (mkueue_workload_step_duration_seconds). */
+static int step_count(struct rcg_fixture *f, const char *step)
+{
+    const char *v[] = {step};
+    double n = 0;
+    return mt_value(f->x.metrics.wl_steps, v, &n) == 0 ? (int)n : 0;
+}
+
+/* wl as the Workload of rcf_local_job's Job "a" (steals wl) */
+static json_t *owned(json_t *wl)
+{
+    json_t *ref = json_pack("[{s:s,s:s,s:s,s:s,s:b}]", "apiVersion", "batch/v1", "kind", "Job",
+                            "name", "a", "uid", "job-uid", "controller", 1);
+    assert_int_equal(jx_set(wl, "metadata.ownerReferences", ref), 0);
+    return wl;
+}
+
+/* The Workload's reconcile right after the reservation plans from the
+ * server's answer, not from the cache that still shows it without quota:
+ * a plan from the answer reaches its MultiKueueConfig (not cached here:
+ * "group-unknown"), one from the cache would wait ("cache-behind"). Once. */
+static void test_dispatch_plans_from_the_reservation(void **state)
+{
+    struct rcg_fixture *f = *state;
+    long requeue;
+    mk_queue(f);
+    assert_int_equal(rcg_put(f->x.jobs[0], rcf_local_job(0)), 0);
+    assert_int_equal(rcg_put_workload(f, owned(workload("wl-a", "lq", "2", "mk")), RC_GIX_CHANGED),
+                     0);
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    assert_int_equal(rc_reconcile_workload(&f->x, "ns/wl-a", &requeue), 0);
+    assert_int_equal(step_count(f, "group-unknown"), 1);
+    assert_int_equal(step_count(f, "cache-behind"), 0);
+
+    /* the answer was used: until the watch shows the write, the next waits */
+    assert_int_equal(rc_reconcile_workload(&f->x, "ns/wl-a", &requeue), 0);
+    assert_int_equal(step_count(f, "cache-behind"), 1);
+    const struct th_request *r = rcg_last(f, "PATCH", WL_PATH "wl-a/status");
+    char rv[16];
+    snprintf(rv, sizeof(rv), "%d", f->rv);
+    assert_int_equal(rcg_put_workload(f, echoed(owned(workload("wl-a", "lq", "2", "mk")), r, rv),
+                                      RC_GIX_CHANGED),
+                     0);
+    assert_int_equal(rc_reconcile_workload(&f->x, "ns/wl-a", &requeue), 0);
+    assert_int_equal(step_count(f, "group-unknown"), 2);
+    assert_int_equal(step_count(f, "cache-behind"), 1);
+    /* none of the three wrote: the reservation is the Workload's only write */
+    assert_int_equal(rcg_count(f, "PATCH", WL_PATH "wl-a/status", 0), 1);
 }
 
 static void test_tells_a_workload_that_waits_once(void **state)
@@ -411,6 +464,7 @@ int main(void)
     log_set_level(LOG_WARN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reserves_a_workload_that_fits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_plans_from_the_reservation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tells_a_workload_that_waits_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fast_pass_keeps_the_recount, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_backlog_is_told_in_passes, setup, teardown),

@@ -6,10 +6,14 @@
 
 #include "errf.h"
 #include "gate.h"
+#include "kinds/adapters.h"
+#include "jsonx.h"
 #include "pack.h"
+#include "patch.h"
 
-/* The object a PATCH of `path` names, as the API server returns it: the
- * name and namespace of the path, the patch's status, a new version. */
+/* The object a PATCH of `path` names, as the API server returns it: a
+ * cached Workload with the patch merged in, else the name and namespace
+ * of the path and the patch's status; at a new version. */
 static int answer_patch(const struct th_request *req, struct th_response *resp, void *ud)
 {
     struct rcg_fixture *f = ud;
@@ -35,8 +39,21 @@ static int answer_patch(const struct th_request *req, struct th_response *resp, 
     json_t *patch = json_loadb(req->body, req->body_len, 0, NULL);
     char rv[24];
     snprintf(rv, sizeof(rv), "%d", __atomic_add_fetch(&f->rv, 1, __ATOMIC_SEQ_CST));
-    json_t *obj = json_pack("{s:{s:s,s:s*,s:s},s:O*}", "metadata", "name", name, "namespace", ns,
-                            "resourceVersion", rv, "status", json_object_get(patch, "status"));
+    json_t *obj = NULL;
+    if (ns && strstr(req->path, "/workloads/")) {
+        char key[KCACHE_KEY_MAX];
+        snprintf(key, sizeof(key), "%s/%s", ns, name);
+        json_t *cached = rc_cache_get(f->x.workloads, key), *body = json_deep_copy(patch);
+        json_object_del(body, "metadata"); /* its resourceVersion is the precondition */
+        if (cached && body && jp_merge_apply(cached, body) == 0 &&
+            jx_set_new_str(cached, "metadata.resourceVersion", rv) == 0)
+            obj = json_incref(cached);
+        json_decref(cached);
+        json_decref(body);
+    }
+    if (!obj)
+        obj = json_pack("{s:{s:s,s:s*,s:s},s:O*}", "metadata", "name", name, "namespace", ns,
+                        "resourceVersion", rv, "status", json_object_get(patch, "status"));
     resp->body_alloc = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
     resp->status = resp->body_alloc ? 200 : 500;
     resp->delay_ms = f->delay_ms;
@@ -73,12 +90,26 @@ int rcg_setup(struct rcg_fixture *f)
     x->gate_views = smap_new();
     x->gix = rc_gix_new(); /* standalone mode's */
     x->echo = rc_echo_new();
+    /* what a Workload's reconcile reads up to its plan (dispatch.c) */
+    rc_config_defaults(&f->cfg);
+    x->cfg = &f->cfg;
+    x->mkconfigs = kcache_new();
+    x->nkinds = 1;
+    x->kinds[0] = &mk_kind_job;
+    x->jobs[0] = kcache_new();
+    x->rounds = smap_new();
+    x->deleted = smap_new();
     if (!x->workloads || !x->localqueues || !x->clusterqueues || !x->admissionchecks || !x->queue ||
-        !x->assumed || !x->qstatus_at || !x->gate_views || !x->gix || !x->echo ||
-        rc_metrics_init(&x->metrics) < 0)
+        !x->assumed || !x->qstatus_at || !x->gate_views || !x->gix || !x->echo || !x->mkconfigs ||
+        !x->jobs[0] || !x->rounds || !x->deleted || rc_metrics_init(&x->metrics) < 0)
         return MK_ERR_NOMEM;
     kcache_set_transform(x->workloads, rc_pack, NULL); /* records, as the informer keeps them */
     return 0;
+}
+
+static void decref_value(void *p)
+{
+    json_decref(p);
 }
 
 void rcg_teardown(struct rcg_fixture *f)
@@ -96,6 +127,10 @@ void rcg_teardown(struct rcg_fixture *f)
     smap_free(x->gate_views, rc_gate_view_free);
     rc_gix_free(x->gix);
     rc_echo_free(x->echo);
+    kcache_free(x->mkconfigs);
+    kcache_free(x->jobs[0]);
+    smap_free(x->rounds, free);
+    smap_free(x->deleted, decref_value);
     if (x->metrics.reg)
         rc_metrics_free(&x->metrics);
     pthread_mutex_destroy(&x->mu);

@@ -6,7 +6,10 @@
  * request and answers a PATCH with the object it names: that name, the
  * status the patch sent and a new resourceVersion (what kc_patch's `out`
  * reads). Only what the gate reads is made: standalone mode's gate index,
- * the work queue, echo, metrics, the in-memory maps; no Events recorder
+ * the work queue, echo, metrics, the in-memory maps, the default config,
+ * batch/v1 Jobs' cache (x.jobs[0]) and an empty MultiKueueConfig cache (so
+ * a reserved Workload's reconcile plans up to "group-unknown", dispatch.c,
+ * with no worker); no Events recorder
  * (rc_event_emit skips NULL, and the gate's writes stay the server's only
  * requests), no worker clusters, no config.
  *
@@ -20,6 +23,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "config.h"
 #include "ctx.h"
 #include "gate_index.h"
 #include "kube_config.h"
@@ -29,6 +33,7 @@
 
 struct rcg_fixture {
     struct rc_ctx x;
+    struct rc_config cfg; /* the defaults: standalone mode */
     struct th_server *api;
     struct kcfg kcfg; /* the manager's, pointing at api */
     int rv;           /* the server's last resourceVersion (atomic) */
