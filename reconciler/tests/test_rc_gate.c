@@ -440,6 +440,26 @@ static void test_holds_retry_and_backoff(void **state)
     assert_int_equal(rcg_count(f, "PATCH", WL_PATH "wl-r/status", before), 0);
 }
 
+/* A Workload deleted after its reservation: the answer is dropped, never
+ * planned from (a Workload gone from the cache is never brought back). */
+static void test_deleted_workload_drops_the_answer(void **state)
+{
+    struct rcg_fixture *f = *state;
+    long requeue;
+    mk_queue(f);
+    assert_int_equal(rcg_put(f->x.jobs[0], rcf_local_job(0)), 0);
+    json_t *wl = owned(workload("wl-a", "lq", "2", "mk"));
+    json_t *gone = json_incref(wl);
+    assert_int_equal(rcg_put_workload(f, wl, RC_GIX_CHANGED), 0);
+    assert_int_equal(rc_reconcile_gate(&f->x, CQ), 0);
+    assert_int_equal(kcache_remove(f->x.workloads, gone), 1); /* its DELETED event */
+    json_decref(gone);
+    assert_int_equal(rc_reconcile_workload(&f->x, "ns/wl-a", &requeue), 0);
+    assert_int_equal(step_count(f, "gone"), 1);
+    assert_int_equal(step_count(f, "group-unknown"), 0);
+    assert_null(rc_echo_take_answer(f->x.echo, "workloads/ns/wl-a", NULL, clk_now_ms()));
+}
+
 static void test_not_a_multikueue_queue(void **state)
 {
     struct rcg_fixture *f = *state;
@@ -465,6 +485,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reserves_a_workload_that_fits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_plans_from_the_reservation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deleted_workload_drops_the_answer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tells_a_workload_that_waits_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fast_pass_keeps_the_recount, setup, teardown),
         cmocka_unit_test_setup_teardown(test_a_backlog_is_told_in_passes, setup, teardown),

@@ -1,22 +1,24 @@
-/* A reconciler context for the quota gate's pass (gate.h) without watches:
- * the test fills the manager caches itself (rcg_put, rcg_put_workload, the
- * latter also noting the Workload in the gate index as the Workload
- * informer's handlers do in main.c), and the manager client talks to a
- * scripted HTTPS server (test_https.h) on 127.0.0.1 that records every
- * request and answers a PATCH with the object it names: that name, the
- * status the patch sent and a new resourceVersion (what kc_patch's `out`
- * reads). Only what the gate reads is made: standalone mode's gate index,
- * the work queue, echo, metrics, the in-memory maps, the default config,
- * batch/v1 Jobs' cache (x.jobs[0]) and an empty MultiKueueConfig cache (so
- * a reserved Workload's reconcile plans up to "group-unknown", dispatch.c,
- * with no worker); no Events recorder
- * (rc_event_emit skips NULL, and the gate's writes stay the server's only
- * requests), no worker clusters, no config.
+/* A reconciler context for the quota gate's pass (gate.h) and a Workload's
+ * reconcile up to its plan (dispatch.h), without watches: the test fills
+ * the manager caches itself (rcg_put, rcg_put_workload, the latter also
+ * noting the Workload in the gate index as the Workload informer's
+ * handlers do in main.c), and the manager client talks to a scripted HTTPS
+ * server (test_https.h) on 127.0.0.1 that records every request and
+ * answers a PATCH as the API server does: a cached Workload with the patch
+ * merged in, else the name, the status the patch sent; at a new
+ * resourceVersion (what kc_patch's `out` reads). Made: standalone mode's
+ * gate index, the work queue, echo, metrics, the in-memory maps, the
+ * default config, the batch/v1 Jobs' cache (x.jobs[0]) and an empty
+ * MultiKueueConfig cache (so a reserved Workload's reconcile plans
+ * "group-unknown", with no worker). Not made: an Events recorder
+ * (rc_event_emit skips NULL, and the writes stay the server's only
+ * requests), worker clusters.
  *
  * Ownership: the fixture owns everything it made until rcg_teardown, and
  * must not move meanwhile (the client and the server's handler point into
  * it); the put functions steal their object. One test thread drives it; the
- * server's threads only read the request and the counter. */
+ * server's threads only read the request, the counter and the Workloads'
+ * cache (read-locked). */
 #ifndef MKUEUE_RC_TEST_GATE_FIXTURE_H
 #define MKUEUE_RC_TEST_GATE_FIXTURE_H
 
